@@ -1,0 +1,30 @@
+// The podsim subcommands. Each returns the process exit code; errors are thrown and reported once in main.
+#pragma once
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace podsim {
+
+using Args = std::vector<std::string>;
+
+int cmd_run(const Args& args);
+int cmd_validate(const Args& args);
+
+// Shared by the commands: "--format text|json", "--out FILE".
+struct CommonFlags {
+    std::string format = "text";
+    std::string out;
+    std::string network = "analytical";
+    std::vector<std::string> positional;
+};
+CommonFlags parse_flags(const Args& args, const std::string& cmd);
+// Writes all of `text` to `out` (or stdout when empty); a file is written whole or not at all.
+void emit(const std::string& text, const std::string& out);
+
+class UsageError : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+}  // namespace podsim

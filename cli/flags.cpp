@@ -1,0 +1,53 @@
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
+#include "cli/commands.hpp"
+
+namespace podsim {
+
+CommonFlags parse_flags(const Args& args, const std::string& cmd) {
+    CommonFlags f;
+    for (size_t i = 0; i < args.size(); ++i) {
+        const std::string& a = args[i];
+        auto value = [&]() -> std::string {
+            if (i + 1 >= args.size()) throw UsageError(cmd + ": " + a + " needs a value");
+            return args[++i];
+        };
+        if (a == "--format") {
+            f.format = value();
+            if (f.format != "text" && f.format != "json")
+                throw UsageError(cmd + ": --format expects text or json, got \"" + f.format + "\"");
+        } else if (a == "--out") {
+            f.out = value();
+        } else if (a == "--network") {
+            f.network = value();
+            if (f.network != "analytical")
+                throw UsageError(cmd + ": --network expects analytical (the SimGrid backend is not built yet), got \"" +
+                                 f.network + "\"");
+        } else if (a.rfind("--", 0) == 0) {
+            throw UsageError(cmd + ": unknown option " + a + " (see podsim " + cmd + " --help)");
+        } else {
+            f.positional.push_back(a);
+        }
+    }
+    return f;
+}
+
+void emit(const std::string& text, const std::string& out) {
+    if (out.empty()) {
+        std::cout << text;
+        return;
+    }
+    const std::string tmp = out + ".tmp";
+    {
+        std::ofstream f(tmp);
+        if (!f) throw UsageError("cannot write " + out);
+        f << text;
+        if (!f) throw UsageError("cannot write " + out);
+    }
+    std::filesystem::rename(tmp, out);
+}
+
+}  // namespace podsim

@@ -1,0 +1,89 @@
+// podsim: training-cluster simulator and cost planner. Dispatches subcommands; reports every error once, here.
+#include <fmt/format.h>
+
+#include <iostream>
+#include <map>
+
+#include "cli/commands.hpp"
+#include "hardware/input_error.hpp"
+
+namespace {
+
+const char* kUsage = R"(podsim - simulate and price large-model training on TPU pods and GPU clusters
+
+usage: podsim <command> [options]
+
+commands:
+  run SCENARIO.json       simulate one plan: step time, breakdown, MFU/HFU, memory, time and dollars to train
+  validate FILE.json...   predict published training runs and compare step times (MAPE, worst error)
+  help [command]          show help for a command
+
+Each command accepts --help. Exit status: 0 success, 1 bad input, 2 usage error, 3 infeasible plan.
+)";
+
+const std::map<std::string, std::string> kHelp = {
+    {"run", R"(usage: podsim run SCENARIO.json [--format text|json] [--out FILE] [--network analytical]
+
+Reads a scenario (model, system, parallel plan, batch, training settings; see scenarios/*.json),
+lowers it to the per-device task graph of one training step, runs the discrete-event engine and
+prints the step time and its breakdown (compute, exposed communication, pipeline bubble,
+optimizer), tokens/s, MFU and HFU, memory per device, time to train the token budget, chip-hours
+and dollars under on-demand, spot and 1-/3-year commitment prices.
+
+  --format text|json   output format (default text)
+  --out FILE           write the output to FILE (written only when the command succeeds)
+  --network analytical the network backend (analytical alpha-beta; SimGrid comes with issue #3)
+
+Exit status 3 when the plan is impossible (TP not dividing heads, memory over HBM, ...): the
+reasons are printed.
+)"},
+    {"validate", R"(usage: podsim validate FILE.json... [--format text|json] [--out FILE]
+
+Reads published training runs (format: ../shared/validation/README.md), predicts each run's
+step time from its configuration alone, and prints id, published step time, predicted, error %,
+then the mean absolute percentage error (MAPE) and the worst error. With --format json the keys
+are runs[].id, runs[].predicted_step_time_s, mape_pct and max_error_pct.
+)"},
+};
+
+bool wants_help(const std::vector<std::string>& a) {
+    for (const auto& s : a)
+        if (s == "--help" || s == "-h") return true;
+    return false;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    std::vector<std::string> args(argv + 1, argv + argc);
+    if (args.empty()) {
+        std::cerr << kUsage;
+        return 2;
+    }
+    const std::string cmd = args[0];
+    args.erase(args.begin());
+    if (cmd == "--help" || cmd == "-h" || cmd == "help") {
+        if (!args.empty() && kHelp.count(args[0])) std::cout << kHelp.at(args[0]);
+        else std::cout << kUsage;
+        return 0;
+    }
+    try {
+        if (!kHelp.count(cmd)) throw podsim::UsageError("unknown command \"" + cmd + "\" (try podsim --help)");
+        if (wants_help(args)) {
+            std::cout << kHelp.at(cmd);
+            return 0;
+        }
+        if (cmd == "run") return podsim::cmd_run(args);
+        if (cmd == "validate") return podsim::cmd_validate(args);
+    } catch (const podsim::InputError& e) {
+        std::cerr << "podsim: error: " << e.what() << "\n";
+        return 1;
+    } catch (const podsim::UsageError& e) {
+        std::cerr << "podsim: " << e.what() << "\n";
+        return 2;
+    } catch (const std::exception& e) {
+        std::cerr << "podsim: internal error: " << e.what() << "\n";
+        return 4;
+    }
+    return 2;
+}

@@ -1,0 +1,148 @@
+#include "hardware/catalog.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+
+namespace podsim {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string lower(std::string s) {
+    std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
+    return s;
+}
+
+std::vector<std::string> json_files(const std::string& dir) {
+    std::vector<std::string> out;
+    if (!fs::is_directory(dir)) throw InputError(dir, "$", "catalog directory not found");
+    for (const auto& e : fs::directory_iterator(dir))
+        if (e.path().extension() == ".json") out.push_back(e.path().string());
+    std::sort(out.begin(), out.end());
+    return out;
+}
+
+template <typename T>
+const T* find_named(const std::vector<T>& items, const std::string& name) {
+    const std::string key = lower(name);
+    for (const auto& it : items) {
+        if (lower(it.id) == key) return &it;
+        for (const auto& a : it.aliases)
+            if (lower(a) == key) return &it;
+    }
+    return nullptr;
+}
+
+}  // namespace
+
+std::string default_catalog_dir() {
+    if (const char* env = std::getenv("PODSIM_CATALOG")) return env;
+    return PODSIM_CATALOG_DIR;
+}
+
+Catalog Catalog::load(const std::string& dir) {
+    Catalog c;
+    for (const auto& f : json_files(dir + "/chips")) {
+        Json j = load_json_file(f);
+        c.chips_.push_back(chip_from_json(JsonObject(j, f, "$")));
+    }
+    for (const auto& f : json_files(dir + "/systems")) {
+        Json j = load_json_file(f);
+        NodeSpec n = node_from_json(JsonObject(j, f, "$"));
+        if (!c.find_chip(n.chip)) throw InputError(f, "$.chip", "unknown chip \"" + n.chip + "\"");
+        c.nodes_.push_back(n);
+    }
+    for (const auto& f : json_files(dir + "/prices")) {
+        Json j = load_json_file(f);
+        auto ps = prices_from_json(JsonObject(j, f, "$"));
+        c.prices_.insert(c.prices_.end(), ps.begin(), ps.end());
+    }
+    return c;
+}
+
+const ChipSpec* Catalog::find_chip(const std::string& name) const { return find_named(chips_, name); }
+const NodeSpec* Catalog::find_node(const std::string& name) const { return find_named(nodes_, name); }
+
+const PriceEntry* Catalog::price_for(const std::string& sku, const std::string& region) const {
+    for (const auto& p : prices_)
+        if (p.sku == sku && (region.empty() || p.region == region)) return &p;
+    return nullptr;
+}
+
+SystemSpec Catalog::tpu_system(const std::string& accelerator_type, int slices, const std::string& file,
+                               const std::string& path) const {
+    auto dash = accelerator_type.rfind('-');
+    if (dash == std::string::npos)
+        throw InputError(file, path, "expected a TPU accelerator type like \"v4-2048\", got \"" + accelerator_type + "\"");
+    const std::string prefix = lower(accelerator_type.substr(0, dash));
+    const ChipSpec* chip = nullptr;
+    for (const auto& c : chips_) {
+        if (!c.tpu) continue;
+        if (lower(c.tpu->type_prefix) == prefix) chip = &c;
+        for (const auto& a : c.aliases)
+            if (lower(a) == prefix) chip = &c;  // "v5e-256" as well as "v5litepod-256"
+    }
+    if (!chip) throw InputError(file, path, "unknown TPU generation \"" + prefix + "\" in \"" + accelerator_type + "\"");
+    int count = 0;
+    try {
+        size_t used = 0;
+        count = std::stoi(accelerator_type.substr(dash + 1), &used);
+        if (used != accelerator_type.size() - dash - 1) throw std::invalid_argument("suffix");
+    } catch (const std::exception&) {
+        throw InputError(file, path, "expected a core/chip count after the dash in \"" + accelerator_type + "\"");
+    }
+    const auto& r = *chip->tpu;
+    if (r.type_counts_cores && count % r.cores_per_chip != 0)
+        throw InputError(file, path, accelerator_type + ": core count must be a multiple of " +
+                                         std::to_string(r.cores_per_chip));
+    const int chips = r.type_counts_cores ? count / r.cores_per_chip : count;
+    auto it = r.shapes.find(chips);
+    if (it == r.shapes.end()) {
+        std::string known;
+        for (const auto& [n, _] : r.shapes) known += (known.empty() ? "" : ", ") + r.type_prefix + "-" +
+                                                      std::to_string(r.type_counts_cores ? n * r.cores_per_chip : n);
+        throw InputError(file, path, "no such slice \"" + accelerator_type + "\" (" + std::to_string(chips) +
+                                         " chips); known: " + known);
+    }
+    if (chips > r.max_slice_chips)
+        throw InputError(file, path, accelerator_type + " has " + std::to_string(chips) +
+                                         " chips, more than the largest slice (" + std::to_string(r.max_slice_chips) + ")");
+    if (slices < 1) throw InputError(file, path, "slices must be >= 1");
+    SystemSpec s;
+    s.chip = *chip;
+    s.accelerator_type = accelerator_type;
+    s.slices = slices;
+    s.chips = chips * slices;
+    s.torus_dims = it->second;
+    for (int d : s.torus_dims) {
+        bool wrap = false;
+        if (r.wraparound == "cube4") wrap = chips >= 64 && d % 4 == 0;
+        else if (r.wraparound == "axis16") wrap = d == 16;
+        s.wraps.push_back(wrap);
+    }
+    s.label = slices > 1 ? std::to_string(slices) + " x " + accelerator_type : accelerator_type;
+    return s;
+}
+
+SystemSpec Catalog::gpu_system(const std::string& machine_type, int nodes, const std::string& file,
+                               const std::string& path) const {
+    const NodeSpec* n = find_node(machine_type);
+    if (!n) {
+        std::string known;
+        for (const auto& x : nodes_) known += (known.empty() ? "" : ", ") + x.id;
+        throw InputError(file, path, "unknown machine type \"" + machine_type + "\"; known: " + known);
+    }
+    if (nodes < 1) throw InputError(file, path, "nodes must be >= 1");
+    SystemSpec s;
+    s.is_gpu = true;
+    s.node = *n;
+    s.chip = *find_chip(n->chip);
+    s.nodes = nodes;
+    s.chips = nodes * n->gpus_per_node;
+    s.label = std::to_string(nodes) + " x " + n->id;
+    return s;
+}
+
+}  // namespace podsim

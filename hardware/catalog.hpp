@@ -1,0 +1,40 @@
+// The hardware catalog: chips, GPU nodes and prices loaded from the JSON files in hardware/catalog/.
+#pragma once
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "hardware/chip.hpp"
+#include "hardware/node.hpp"
+#include "hardware/price.hpp"
+#include "hardware/system.hpp"
+
+namespace podsim {
+
+class Catalog {
+public:
+    static Catalog load(const std::string& dir);  // throws InputError naming the bad file
+
+    const ChipSpec* find_chip(const std::string& name) const;  // id or alias, case-insensitive
+    const NodeSpec* find_node(const std::string& name) const;
+    const std::vector<ChipSpec>& chips() const { return chips_; }
+    const std::vector<NodeSpec>& nodes() const { return nodes_; }
+    const std::vector<PriceEntry>& prices() const { return prices_; }
+    const PriceEntry* price_for(const std::string& sku, const std::string& region = "") const;
+
+    // "v4-2048" (optionally x slices) -> a TPU system; throws InputError(file, path, why) when unknown or invalid.
+    SystemSpec tpu_system(const std::string& accelerator_type, int slices, const std::string& file,
+                          const std::string& path) const;
+    SystemSpec gpu_system(const std::string& machine_type, int nodes, const std::string& file,
+                          const std::string& path) const;
+
+private:
+    std::vector<ChipSpec> chips_;
+    std::vector<NodeSpec> nodes_;
+    std::vector<PriceEntry> prices_;
+};
+
+// The catalog directory compiled into the binary (PODSIM_CATALOG_DIR), overridable by $PODSIM_CATALOG.
+std::string default_catalog_dir();
+
+}  // namespace podsim

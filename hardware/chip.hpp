@@ -1,0 +1,69 @@
+// One accelerator chip: peak rates, memory, interconnect and the stated efficiencies the simulator applies.
+#pragma once
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "hardware/json_reader.hpp"
+
+namespace podsim {
+
+enum class ChipKind { tpu, gpu };
+
+// The achievable fractions of peak that the simulator applies when no calibration profile matches.
+struct ChipEfficiency {
+    double matmul_peak_fraction = 0;      // best large GEMM / peak (e.g. MAMF)
+    double matmul_half_dim = 0;           // min(M,N,K) at which a GEMM reaches half of the above
+    double fp8_matmul_peak_fraction = 0;  // the same against the fp8 peak (0: chip has no fp8)
+    double attention_peak_fraction = 0;   // fused (flash) attention forward / bf16 peak
+    double memory_bw_fraction = 0;        // streaming kernels / HBM peak
+    double kernel_overhead_s = 0;         // fixed cost per kernel launch (GPU) or fused op (TPU)
+    double collective_bw_fraction = 0;    // achievable collective bus bandwidth / link peak
+};
+
+// How a TPU generation's slices are named and shaped (Cloud accelerator types).
+struct TpuSliceRules {
+    std::string type_prefix;              // "v4" in "v4-2048"
+    bool type_counts_cores = false;       // v4/v5p types count TensorCores (2 per chip)
+    int cores_per_chip = 1;
+    int chips_per_host = 4;
+    int max_slice_chips = 0;
+    std::string wraparound;               // "cube4": torus on dims that are multiples of 4 (whole 4x4x4 cubes); "axis16": only axes of 16
+    double dcn_bytes_per_s_per_chip = 0;  // data-center network share of one chip, one direction
+    double dcn_latency_s = 0;
+    std::map<int, std::vector<int>> shapes;  // chips -> torus dims
+};
+
+struct ChipSpec {
+    std::string id;
+    std::string name;
+    std::vector<std::string> aliases;
+    std::string vendor;
+    ChipKind kind = ChipKind::gpu;
+    double peak_bf16_flops_per_s = 0;
+    double peak_fp16_flops_per_s = 0;
+    double peak_fp8_flops_per_s = 0;   // 0: no fp8 tensor math
+    double peak_int8_ops_per_s = 0;    // 0: not published
+    double hbm_bytes = 0;
+    double hbm_bytes_per_s = 0;
+    double power_w = 0;                // 0: not published
+    // Interconnect: TPU ICI links (one direction per link) or NVLink per GPU (one direction).
+    int ici_links = 0;
+    double ici_link_bytes_per_s = 0;
+    double ici_hop_latency_s = 0;
+    double nvlink_bytes_per_s = 0;
+    double nvlink_latency_s = 0;
+    ChipEfficiency eff;
+    std::optional<TpuSliceRules> tpu;
+    std::string file;  // where it was loaded from, for messages
+
+    bool has_fp8() const { return peak_fp8_flops_per_s > 0; }
+};
+
+ChipSpec chip_from_json(const JsonObject& o);
+
+// Every numeric figure in a catalog file must have an entry in its "sources" object (dotted key).
+void require_sources(const JsonObject& o);
+
+}  // namespace podsim

@@ -1,0 +1,56 @@
+#include "hardware/price.hpp"
+
+namespace podsim {
+
+const char* to_string(PriceOption p) {
+    switch (p) {
+        case PriceOption::on_demand: return "on-demand";
+        case PriceOption::spot: return "spot";
+        case PriceOption::commit_1y: return "1-year commitment";
+        case PriceOption::commit_3y: return "3-year commitment";
+    }
+    return "?";
+}
+
+std::optional<double> PriceEntry::usd(PriceOption p) const {
+    switch (p) {
+        case PriceOption::on_demand: return on_demand_usd;
+        case PriceOption::spot: return spot_usd;
+        case PriceOption::commit_1y: return commit_1y_usd;
+        case PriceOption::commit_3y: return commit_3y_usd;
+    }
+    return std::nullopt;
+}
+
+std::vector<PriceEntry> prices_from_json(const JsonObject& o) {
+    o.only_keys({"schema_version", "provider", "currency", "entries", "notes"});
+    if (o.integer("schema_version") != 1) o.fail("schema_version", "expected 1");
+    if (o.string("currency") != "USD") o.fail("currency", "expected \"USD\"");
+    const Json& arr = o.array("entries");
+    std::vector<PriceEntry> out;
+    for (size_t i = 0; i < arr.size(); ++i) {
+        JsonObject e(arr[i], o.file(), o.path() + ".entries[" + std::to_string(i) + "]");
+        e.only_keys({"sku", "unit", "region", "on_demand_usd", "spot_usd", "commit_1y_usd", "commit_3y_usd", "source",
+                     "source_date", "notes"});
+        PriceEntry p;
+        p.sku = e.string("sku");
+        p.unit = e.one_of("unit", {"chip_hour", "vm_hour"});
+        p.region = e.string("region");
+        auto price = [&](const char* k) -> std::optional<double> {
+            auto v = e.opt_number(k);
+            if (v && *v <= 0) e.fail(k, "expected a price > 0 or null");
+            return v;
+        };
+        p.on_demand_usd = price("on_demand_usd");
+        p.spot_usd = price("spot_usd");
+        p.commit_1y_usd = price("commit_1y_usd");
+        p.commit_3y_usd = price("commit_3y_usd");
+        p.source = e.string("source");
+        p.source_date = e.string("source_date");
+        if (p.source.empty()) e.fail("source", "expected a citation");
+        out.push_back(p);
+    }
+    return out;
+}
+
+}  // namespace podsim

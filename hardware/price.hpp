@@ -1,0 +1,29 @@
+// Cloud prices: per chip-hour (TPU) or per VM-hour (GPU), under each purchase option.
+#pragma once
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "hardware/json_reader.hpp"
+
+namespace podsim {
+
+enum class PriceOption { on_demand, spot, commit_1y, commit_3y };
+const char* to_string(PriceOption p);
+inline constexpr PriceOption kAllPriceOptions[] = {PriceOption::on_demand, PriceOption::spot, PriceOption::commit_1y,
+                                                   PriceOption::commit_3y};
+
+struct PriceEntry {
+    std::string sku;     // chip id (TPU, per chip-hour) or node id (GPU VM, per VM-hour)
+    std::string unit;    // "chip_hour" or "vm_hour"
+    std::string region;
+    std::optional<double> on_demand_usd, spot_usd, commit_1y_usd, commit_3y_usd;
+    std::string source;
+    std::string source_date;
+
+    std::optional<double> usd(PriceOption p) const;
+};
+
+std::vector<PriceEntry> prices_from_json(const JsonObject& o);
+
+}  // namespace podsim

@@ -1,0 +1,40 @@
+// Where a parallel group's members sit in the machine, and the network levels a collective over them crosses.
+//
+// GPU cluster (rail-optimized):            TPU slice (3D torus, e.g. 4x4x4 per cube):
+//   node: 8 GPUs --NVSwitch-- all-to-all     chip - chip - chip - chip   (ICI, wraparound on
+//   GPU i of every node -> NIC i -> rail i     |      |      |      |     full-cube dims)
+//   level 0: NVLink inside the node          level 0: the torus axes the group spans
+//   level 1: NICs (one per GPU) across nodes level 1: DCN between slices (multislice)
+#pragma once
+#include <string>
+#include <vector>
+
+#include "hardware/system.hpp"
+
+namespace podsim {
+
+// One tier of a hierarchical collective: `size` ranks, each with `bytes_per_s` of one-direction bandwidth.
+struct NetLevel {
+    int size = 1;
+    double bytes_per_s = 0;
+    double latency_s = 0;  // per algorithm step
+    int steps = 0;         // ring steps of one reduce-scatter or all-gather pass at this level
+    std::string name;      // "NVLink", "IB x1 rail", "ICI 2 axes torus", "DCN"
+};
+
+struct GroupNetwork {
+    std::vector<NetLevel> levels;  // inner (fast) first; empty when the group has one member
+    bool placeable = true;
+    std::string why_not;           // when !placeable
+    int size() const;
+    std::string describe() const;  // "NVLink x8" or "NVLink x2 + IB x4"
+};
+
+// Places group `which` of a layout whose dimensions are listed innermost (fastest-varying rank) first:
+// GPUs fill nodes in rank order; TPU groups take whole torus axes in order, spilling outermost into DCN slices.
+GroupNetwork place_group(const SystemSpec& sys, const std::vector<int>& sizes_inner_to_outer, size_t which);
+
+// Point-to-point bandwidth between neighbouring members of group `which` (pipeline stages).
+NetLevel neighbour_link(const SystemSpec& sys, const std::vector<int>& sizes_inner_to_outer, size_t which);
+
+}  // namespace podsim

@@ -1,0 +1,223 @@
+#include "models/layer_ops.hpp"
+
+#include <algorithm>
+
+namespace podsim {
+
+namespace {
+
+constexpr double kAct = 2;  // bytes per activation element (bf16/fp16)
+
+Op matmul(std::string name, double M, double N, double K, bool low_precision = true) {
+    Op o;
+    o.name = std::move(name);
+    o.kind = OpKind::matmul;
+    o.m = M, o.n = N, o.k = K;
+    o.flops = 2 * M * N * K;
+    const double el = low_precision ? 1 : kAct;  // operands are stored 1 byte each under fp8, 2 otherwise
+    o.bytes = el * (M * K + K * N) + kAct * M * N;
+    o.low_precision = low_precision;
+    return o;
+}
+
+Op elementwise(std::string name, double bytes, int kernels = 1) {
+    Op o;
+    o.name = std::move(name);
+    o.kind = OpKind::elementwise;
+    o.bytes = bytes;
+    o.kernels = kernels;
+    return o;
+}
+
+Op collective(std::string name, CommGroup g, CommKind c, double bytes, bool overlappable) {
+    Op o;
+    o.name = std::move(name);
+    o.kind = OpKind::collective;
+    o.group = g;
+    o.comm = c;
+    o.comm_bytes = bytes;
+    o.overlappable = overlappable;
+    o.kernels = 0;
+    return o;
+}
+
+// Backward of a GEMM: input gradient (M x K from M x N . N x K) and weight gradient (K x N from K x M . M x N).
+void backward_of(const Op& f, std::vector<Op>& out) {
+    Op dgrad = matmul(f.name + ".dgrad", f.m, f.k, f.n, f.low_precision);
+    Op wgrad = matmul(f.name + ".wgrad", f.k, f.n, f.m, f.low_precision);
+    out.push_back(dgrad);
+    out.push_back(wgrad);
+}
+
+}  // namespace
+
+double total_flops(const std::vector<Op>& ops) {
+    double f = 0;
+    for (const auto& o : ops) f += o.flops;
+    return f;
+}
+
+LayerOps layer_ops(const ModelSpec& m, const ParallelPlan& p) {
+    const double t = p.tp, b = p.micro_batch, s = m.seq_len;
+    const double T = b * s / p.cp;                 // tokens this device computes
+    const double Tn = p.sp ? T / t : T;            // tokens of norms/dropouts (sequence parallel shards them)
+    const double h = m.hidden, hd = m.head_dim, f = m.ffn_hidden / t;
+    const double heads = m.heads / t;
+    const double kv_heads = std::max(1.0, m.kv_heads / t);  // fewer KV heads than TP ranks: replicated
+    const double q = heads * hd, kv = kv_heads * hd;
+    const bool fp8 = p.precision == Precision::fp8;
+    const double act_bytes_per_token_h = Tn * h * kAct;
+    const double mask = m.dropout ? 1 : 0;  // dropout mask bytes per element
+    LayerOps L;
+    auto& F = L.forward;
+
+    // --- attention block -------------------------------------------------------------------------------------
+    auto tp_gather = [&](const char* name, std::vector<Op>& v) {
+        if (t > 1 && p.sp) v.push_back(collective(name, CommGroup::tp, CommKind::all_gather, T * h * kAct, p.tp_comm_overlap));
+    };
+    auto tp_reduce = [&](const char* name, std::vector<Op>& v) {
+        if (t > 1)
+            v.push_back(collective(name, CommGroup::tp, p.sp ? CommKind::reduce_scatter : CommKind::all_reduce,
+                                   T * h * kAct, p.tp_comm_overlap));
+    };
+    F.push_back(elementwise("norm1", 2 * act_bytes_per_token_h));
+    tp_gather("sp.all_gather.attn", F);
+    Op qkv = matmul("qkv", T, q + 2 * kv, h);
+    if (fp8) qkv.bytes += 0;  // the cast is fused into the norm (Transformer Engine LayerNormLinear)
+    F.push_back(qkv);
+    if (m.position == Position::rope) F.push_back(elementwise("rope", 2 * T * (q + kv) * kAct));
+
+    // Attention core. Standard (Megatron 2021): scores materialized, softmax + dropout as separate passes over
+    // b*heads*s*s elements. Flash: one fused kernel, causal blocks above the diagonal skipped.
+    const double s_kv = s;                       // keys attended (all of the sequence, via the CP ring)
+    const double s_q = s / p.cp;
+    Op core_f;
+    std::vector<Op> core_fwd;
+    if (p.attention == AttentionKernel::flash) {
+        Op a;
+        a.name = "flash_attention";
+        a.kind = OpKind::attention;
+        a.flops = 4 * b * s_q * s_kv * q * 0.5;  // QK^T and PV, causal half
+        a.bytes = kAct * T * (2 * q + 2 * kv);
+        core_fwd.push_back(a);
+    } else {
+        const double elems = b * heads * s_q * s_kv;
+        Op qk = matmul("attn.qk", s_q, s_kv, hd, false);
+        qk.flops *= b * heads, qk.bytes = kAct * (T * q + T * kv) + kAct * elems;
+        Op sm = elementwise("attn.softmax_dropout", elems * (2 + 2 + mask + (mask ? 2 + 2 : 0)));
+        Op pv = matmul("attn.pv", s_q, hd, s_kv, false);
+        pv.flops *= b * heads, pv.bytes = kAct * elems + kAct * (T * kv + T * q);
+        core_fwd = {qk, sm, pv};
+    }
+    F.insert(F.end(), core_fwd.begin(), core_fwd.end());
+    Op proj = matmul("attn.proj", T, h, q);
+    if (fp8) proj.bytes += 3 * T * q;  // cast of the attention output to fp8 (not fused)
+    F.push_back(proj);
+    tp_reduce(m.parallel_block ? "tp.reduce.block" : "tp.reduce.attn", F);
+    F.push_back(elementwise("residual_dropout1", act_bytes_per_token_h * (3 + mask / kAct)));
+
+    // --- MLP block -------------------------------------------------------------------------------------------
+    if (!m.parallel_block) {
+        F.push_back(elementwise("norm2", 2 * act_bytes_per_token_h));
+        tp_gather("sp.all_gather.mlp", F);
+    }
+    const double up_n = (m.gated() ? 2 : 1) * f;
+    F.push_back(matmul("mlp.up", T, up_n, h));
+    F.push_back(elementwise("mlp.act", kAct * T * (up_n + f) + (fp8 ? T * f : 0)));
+    F.push_back(matmul("mlp.down", T, h, f));
+    if (!m.parallel_block) tp_reduce("tp.reduce.mlp", F);
+    F.push_back(elementwise("residual_dropout2", act_bytes_per_token_h * (3 + mask / kAct)));
+
+    // --- backward: GEMMs twice, elementwise ~twice the traffic, mirrored TP collectives --------------------
+    auto& B = L.backward;
+    for (const auto& o : F) {
+        switch (o.kind) {
+            case OpKind::matmul:
+                if (o.name.rfind("attn.", 0) == 0) {
+                    Op d = o;  // batched attention GEMMs: two per forward one
+                    d.name += ".bwd";
+                    d.flops *= 2, d.bytes *= 2;
+                    B.push_back(d);
+                } else {
+                    backward_of(o, B);
+                    if (fp8) B.back().bytes += 4 * o.m * o.n;  // cast-transpose of the output gradient
+                }
+                break;
+            case OpKind::attention: {
+                Op d = o;  // FlashAttention-2 backward: 5 GEMM-sized products vs 2 forward (Dao 2023, sec. 3.1.2)
+                d.name += ".bwd";
+                d.flops *= 2.5;
+                d.bytes *= 2;
+                B.push_back(d);
+                break;
+            }
+            case OpKind::elementwise: {
+                Op d = o;
+                d.name += ".bwd";
+                d.bytes *= 2;
+                B.push_back(d);
+                break;
+            }
+            case OpKind::collective: {
+                Op d = o;  // all-gather <-> reduce-scatter swap roles; all-reduce stays
+                d.name += ".bwd";
+                if (o.comm == CommKind::all_gather) d.comm = CommKind::reduce_scatter;
+                else if (o.comm == CommKind::reduce_scatter) d.comm = CommKind::all_gather;
+                B.push_back(d);
+                break;
+            }
+        }
+    }
+
+    // --- context parallel: ring exchange of K/V blocks, overlapped with the attention core ------------------
+    if (p.cp > 1) {
+        const double kv_block = kAct * T * 2 * kv;
+        Op ring = collective("cp.kv_ring", CommGroup::cp, CommKind::send_recv, kv_block * (p.cp - 1), true);
+        F.push_back(ring);
+        Op ring_b = ring;
+        ring_b.name += ".bwd";
+        ring_b.comm_bytes *= 2;  // K/V again plus their gradients
+        B.push_back(ring_b);
+    }
+
+    // --- recomputation -------------------------------------------------------------------------------------
+    if (p.recompute == Recompute::full) {
+        L.recompute = F;
+    } else if (p.recompute == Recompute::selective && p.attention == AttentionKernel::standard) {
+        L.recompute = core_fwd;  // Korthikanti et al. 2022: recompute only the attention core
+    }
+    return L;
+}
+
+LayerOps embedding_ops(const ModelSpec& m, const ParallelPlan& p) {
+    const double T = double(p.micro_batch) * m.seq_len / p.cp;
+    const double h = m.hidden;
+    LayerOps L;
+    L.forward.push_back(elementwise("embedding.lookup", 2 * T * h * kAct));
+    if (p.tp > 1)  // vocab-parallel embedding: partial rows summed across the TP group
+        L.forward.push_back(collective("tp.reduce.embedding", CommGroup::tp,
+                                       p.sp ? CommKind::reduce_scatter : CommKind::all_reduce, T * h * kAct, false));
+    L.backward.push_back(elementwise("embedding.grad", 3 * T * h * kAct));
+    return L;
+}
+
+LayerOps head_ops(const ModelSpec& m, const ParallelPlan& p) {
+    const double T = double(p.micro_batch) * m.seq_len / p.cp;
+    const double h = m.hidden, V = double(m.vocab) / p.tp;
+    LayerOps L;
+    L.forward.push_back(elementwise("final_norm", 2 * (p.sp ? T / p.tp : T) * h * kAct));
+    if (p.tp > 1 && p.sp)
+        L.forward.push_back(collective("sp.all_gather.head", CommGroup::tp, CommKind::all_gather, T * h * kAct, false));
+    Op logits = matmul("logits", T, V, h, false);  // kept in 16-bit: fp8 recipes exclude the output layer
+    L.forward.push_back(logits);
+    // Cross-entropy in fp32 over the vocab shard: read logits, write fp32 copy, exp, reductions.
+    L.forward.push_back(elementwise("cross_entropy", T * V * (kAct + 4 + 4), 3));
+    L.backward.push_back(elementwise("cross_entropy.bwd", T * V * (4 + kAct), 2));
+    backward_of(logits, L.backward);
+    if (p.tp > 1)
+        L.backward.push_back(collective("tp.reduce.head", CommGroup::tp,
+                                        p.sp ? CommKind::reduce_scatter : CommKind::all_reduce, T * h * kAct, false));
+    return L;
+}
+
+}  // namespace podsim

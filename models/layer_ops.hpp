@@ -1,0 +1,44 @@
+// The ops of one transformer layer (and of the embedding/logits ends) for one micro-batch on one device:
+// FLOPs, HBM bytes and the collectives the parallel strategy inserts. Readable line by line against the papers.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "models/plan.hpp"
+#include "models/transformer.hpp"
+
+namespace podsim {
+
+enum class OpKind { matmul, attention, elementwise, collective };
+enum class Pass { forward, backward, recompute };
+enum class CommGroup { tp, cp, fsdp };
+enum class CommKind { all_reduce, reduce_scatter, all_gather, send_recv };
+
+struct Op {
+    std::string name;
+    OpKind kind = OpKind::elementwise;
+    double flops = 0;       // executed FLOPs (causal flash attention skips the masked half)
+    double bytes = 0;       // HBM traffic
+    double m = 0, n = 0, k = 0;  // GEMM shape (per matrix); batch folded into flops
+    bool low_precision = false;  // runs at the fp8 rate when the plan uses fp8
+    CommGroup group = CommGroup::tp;
+    CommKind comm = CommKind::all_reduce;
+    double comm_bytes = 0;  // full buffer size as collective_cost expects
+    bool overlappable = false;  // may hide under compute of the same pass (FSDP prefetch, CP ring, TP overlap)
+    int kernels = 1;
+};
+
+struct LayerOps {
+    std::vector<Op> forward, backward, recompute;
+};
+
+// One layer, one micro-batch, one device (its TP/CP shard).
+LayerOps layer_ops(const ModelSpec& m, const ParallelPlan& p);
+// Embedding (first stage) and final norm + logits + loss (last stage), one micro-batch.
+LayerOps embedding_ops(const ModelSpec& m, const ParallelPlan& p);
+LayerOps head_ops(const ModelSpec& m, const ParallelPlan& p);
+
+// FLOPs executed per micro-batch and layer summed over a pass list, for HFU.
+double total_flops(const std::vector<Op>& ops);
+
+}  // namespace podsim

@@ -1,0 +1,85 @@
+#include "models/op_cost.hpp"
+
+#include <algorithm>
+
+#include "sim/collectives.hpp"
+
+namespace podsim {
+
+namespace {
+
+double matmul_efficiency(const ChipEfficiency& e, double m, double n, double k, bool fp8) {
+    const double d = std::min({m, n, k});
+    const double frac = fp8 ? e.fp8_matmul_peak_fraction : e.matmul_peak_fraction;
+    return frac * d / (d + e.matmul_half_dim);
+}
+
+Collective to_collective(CommKind k) {
+    switch (k) {
+        case CommKind::all_reduce: return Collective::all_reduce;
+        case CommKind::reduce_scatter: return Collective::reduce_scatter;
+        case CommKind::all_gather: return Collective::all_gather;
+        case CommKind::send_recv: return Collective::send_recv;
+    }
+    return Collective::all_reduce;
+}
+
+}  // namespace
+
+double op_time_s(const Op& o, const CostContext& c) {
+    const ChipSpec& chip = *c.chip;
+    const auto& e = chip.eff;
+    const double mem_s = o.bytes / (chip.hbm_bytes_per_s * e.memory_bw_fraction);
+    const double launch_s = o.kernels * e.kernel_overhead_s;
+    switch (o.kind) {
+        case OpKind::matmul: {
+            const bool fp8 = o.low_precision && c.plan->precision == Precision::fp8 && chip.has_fp8();
+            const double peak = fp8 ? chip.peak_fp8_flops_per_s : chip.peak_bf16_flops_per_s;
+            const double compute_s = o.flops / (peak * matmul_efficiency(e, o.m, o.n, o.k, fp8));
+            return std::max(compute_s, mem_s) + launch_s;
+        }
+        case OpKind::attention: {
+            const double compute_s = o.flops / (chip.peak_bf16_flops_per_s * e.attention_peak_fraction);
+            return std::max(compute_s, mem_s) + launch_s;
+        }
+        case OpKind::elementwise: return mem_s + launch_s;
+        case OpKind::collective: {
+            const GroupNetwork& net = o.group == CommGroup::tp ? c.tp : o.group == CommGroup::cp ? c.cp : c.fsdp;
+            if (o.comm == CommKind::send_recv) {
+                // A ring exchange: (n-1) steps of one block each, to the next rank.
+                if (net.levels.empty()) return 0;
+                const auto& l = net.levels.back();
+                return o.comm_bytes / l.bytes_per_s + (net.size() - 1) * l.latency_s;
+            }
+            return collective_cost(to_collective(o.comm), o.comm_bytes, net).time_s;
+        }
+    }
+    return 0;
+}
+
+PassCost pass_cost(const std::vector<Op>& ops, const CostContext& c, double background_comm_s) {
+    PassCost r;
+    double hideable_comm_s = 0, blocking_comm_s = 0, attention_s = 0, cp_comm_s = 0;
+    for (const auto& o : ops) {
+        const double t = op_time_s(o, c);
+        if (o.kind == OpKind::collective) {
+            if (o.group == CommGroup::cp) cp_comm_s += t;
+            else if (o.overlappable) hideable_comm_s += t;
+            else blocking_comm_s += t;
+        } else {
+            r.compute_s += t;
+            r.flops += o.flops;
+            if (o.kind == OpKind::attention || o.name.rfind("attn.", 0) == 0) attention_s += t;
+        }
+    }
+    // CP ring transfers hide under the attention core; overlapped TP collectives and side-stream FSDP gathers
+    // hide under the rest of the pass' kernels. What does not fit under compute is exposed.
+    const double cp_exposed = std::max(0.0, cp_comm_s - attention_s);
+    const double side = hideable_comm_s + background_comm_s;
+    const double side_exposed = std::max(0.0, side - r.compute_s);
+    r.exposed_comm_s = blocking_comm_s + cp_exposed + side_exposed;
+    r.time_s = r.compute_s + r.exposed_comm_s;
+    return r;
+}
+
+}  // namespace podsim

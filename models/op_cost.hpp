@@ -1,0 +1,28 @@
+// Time of ops on a chip (roofline with the chip's stated efficiencies) and of a whole pass with its overlaps.
+#pragma once
+#include <vector>
+
+#include "hardware/chip.hpp"
+#include "hardware/topology.hpp"
+#include "models/layer_ops.hpp"
+
+namespace podsim {
+
+struct CostContext {
+    const ChipSpec* chip = nullptr;
+    const ParallelPlan* plan = nullptr;
+    GroupNetwork tp, cp, fsdp;
+};
+
+struct PassCost {
+    double time_s = 0;          // wall time of the pass on the device's compute stream
+    double compute_s = 0;       // kernels (GEMMs, attention, elementwise)
+    double exposed_comm_s = 0;  // collectives not hidden under compute
+    double flops = 0;           // executed
+};
+
+double op_time_s(const Op& o, const CostContext& c);
+// `background_comm_s`: per-pass collectives on a side stream (FSDP gathers) that overlap the whole pass.
+PassCost pass_cost(const std::vector<Op>& ops, const CostContext& c, double background_comm_s = 0);
+
+}  // namespace podsim

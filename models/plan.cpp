@@ -1,0 +1,74 @@
+#include "models/plan.hpp"
+
+namespace podsim {
+
+const char* to_string(Schedule s) {
+    switch (s) {
+        case Schedule::gpipe: return "gpipe";
+        case Schedule::one_f_one_b: return "1f1b";
+        case Schedule::interleaved: return "interleaved-1f1b";
+    }
+    return "?";
+}
+const char* to_string(Recompute r) {
+    switch (r) {
+        case Recompute::none: return "none";
+        case Recompute::selective: return "selective";
+        case Recompute::full: return "full";
+    }
+    return "?";
+}
+const char* to_string(Precision p) {
+    switch (p) {
+        case Precision::fp16: return "fp16";
+        case Precision::bf16: return "bf16";
+        case Precision::fp8: return "fp8";
+    }
+    return "?";
+}
+const char* to_string(AttentionKernel a) { return a == AttentionKernel::flash ? "flash" : "standard"; }
+
+ParallelPlan plan_from_json(const JsonObject& par, const JsonObject& batch, const JsonObject& tr) {
+    par.only_keys({"dp", "tp", "pp", "vpp", "cp", "sp", "zero", "schedule", "tp_comm_overlap", "dp_overlap",
+                   "param_gather_overlap"});
+    batch.only_keys({"global_batch_seqs", "micro_batch"});
+    tr.only_keys({"precision", "recompute", "attention", "grad_reduce_bytes", "param_gather_bytes", "token_budget",
+                  "optimizer"});
+    ParallelPlan p;
+    p.dp = static_cast<int>(par.positive_int("dp"));
+    p.tp = static_cast<int>(par.positive_int("tp"));
+    p.pp = static_cast<int>(par.positive_int("pp"));
+    p.vpp = static_cast<int>(par.has("vpp") ? par.positive_int("vpp") : 1);
+    p.cp = static_cast<int>(par.has("cp") ? par.positive_int("cp") : 1);
+    p.sp = par.opt_bool("sp").value_or(false);
+    p.zero = static_cast<int>(par.has("zero") ? par.integer("zero") : 0);
+    if (p.zero < 0 || p.zero > 3) par.fail("zero", "expected 0, 1, 2 or 3");
+    const std::string sched = par.has("schedule") ? par.one_of("schedule", {"gpipe", "1f1b", "interleaved-1f1b"})
+                                                  : (p.vpp > 1 ? "interleaved-1f1b" : "1f1b");
+    p.schedule = sched == "gpipe" ? Schedule::gpipe : sched == "1f1b" ? Schedule::one_f_one_b : Schedule::interleaved;
+    if (p.vpp > 1 && p.schedule != Schedule::interleaved)
+        par.fail("vpp", "vpp > 1 needs the interleaved-1f1b schedule");
+    p.tp_comm_overlap = par.opt_bool("tp_comm_overlap").value_or(false);
+    p.dp_overlap = par.opt_bool("dp_overlap").value_or(true);
+    p.param_gather_overlap = par.opt_bool("param_gather_overlap").value_or(true);
+
+    p.global_batch = batch.positive_int("global_batch_seqs");
+    p.micro_batch = batch.positive_int("micro_batch");
+    if (p.global_batch % (p.micro_batch * p.dp) != 0)
+        batch.fail("global_batch_seqs", "expected a multiple of micro_batch x dp (" +
+                                            std::to_string(p.micro_batch * p.dp) + ")");
+
+    const auto prec = tr.one_of("precision", {"fp16", "bf16", "fp8"});
+    p.precision = prec == "fp16" ? Precision::fp16 : prec == "bf16" ? Precision::bf16 : Precision::fp8;
+    const auto rc = tr.one_of("recompute", {"none", "selective", "full"});
+    p.recompute = rc == "none" ? Recompute::none : rc == "selective" ? Recompute::selective : Recompute::full;
+    if (tr.has("attention"))
+        p.attention = tr.one_of("attention", {"standard", "flash"}) == "flash" ? AttentionKernel::flash
+                                                                               : AttentionKernel::standard;
+    if (tr.has("grad_reduce_bytes")) p.grad_reduce_bytes = tr.positive("grad_reduce_bytes");
+    if (tr.has("param_gather_bytes")) p.param_gather_bytes = tr.positive("param_gather_bytes");
+    if (tr.has("optimizer")) tr.one_of("optimizer", {"adamw"});
+    return p;
+}
+
+}  // namespace podsim

@@ -1,0 +1,48 @@
+// How a model is trained on a system: the parallel split, batch, precision, recomputation and framework behaviour.
+#pragma once
+#include <optional>
+#include <string>
+
+#include "hardware/json_reader.hpp"
+
+namespace podsim {
+
+enum class Schedule { gpipe, one_f_one_b, interleaved };
+enum class Recompute { none, selective, full };
+enum class Precision { fp16, bf16, fp8 };
+enum class AttentionKernel { standard, flash };
+
+const char* to_string(Schedule s);
+const char* to_string(Recompute r);
+const char* to_string(Precision p);
+const char* to_string(AttentionKernel a);
+
+struct ParallelPlan {
+    int dp = 1;      // data-parallel replicas (includes the ZeRO/FSDP sharding group)
+    int tp = 1;      // tensor parallel
+    int pp = 1;      // pipeline stages
+    int vpp = 1;     // model chunks per stage (interleaved 1F1B when > 1)
+    int cp = 1;      // context parallel
+    bool sp = false; // sequence parallelism over the TP group (Korthikanti et al. 2022)
+    int zero = 0;    // 0: none, 1: optimizer states sharded (distributed optimizer), 2: + gradients, 3: + weights (FSDP)
+    Schedule schedule = Schedule::one_f_one_b;
+    long long micro_batch = 1;      // sequences per micro-batch per data-parallel replica
+    long long global_batch = 1;     // sequences per optimizer step
+    Precision precision = Precision::bf16;  // GEMM precision; fp8 keeps attention and master weights in higher precision
+    Recompute recompute = Recompute::none;
+    AttentionKernel attention = AttentionKernel::flash;
+    // Framework behaviour (what overlaps with what).
+    bool tp_comm_overlap = false;       // TP collectives overlapped with GEMMs (userbuffers / XLA collective matmul)
+    bool dp_overlap = true;             // gradient reduction bucketed under the last backward (torch DDP, Megatron-core)
+    bool param_gather_overlap = true;   // ZeRO-1/2 parameter all-gather hidden under the next forward
+    double grad_reduce_bytes = 2;       // bytes per gradient element on the wire (2: bf16/fp16, 4: fp32)
+    double param_gather_bytes = 2;      // bytes per weight element gathered by FSDP / distributed optimizer
+    double master_weight_bytes = 4;     // fp32 master copy
+
+    long long micro_batches() const { return global_batch / (micro_batch * dp); }
+    int chips() const { return dp * tp * pp * cp; }
+};
+
+ParallelPlan plan_from_json(const JsonObject& parallel, const JsonObject& batch, const JsonObject& training);
+
+}  // namespace podsim

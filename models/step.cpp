@@ -1,0 +1,379 @@
+#include "models/step.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "hardware/topology.hpp"
+#include "models/layer_ops.hpp"
+#include "models/op_cost.hpp"
+#include "sim/collectives.hpp"
+
+namespace podsim {
+
+namespace {
+
+enum Category { kCompute = 0, kExposedComm = 1, kOptimizer = 2, kSideComm = 3 };
+
+struct Layout {
+    std::vector<int> sizes;  // innermost first
+    size_t tp, cp, dp, pp;   // indices into sizes
+};
+
+// Megatron orders ranks tp, cp, dp, pp (tp fastest); on TPU the pipeline (rare) sits inside the slice and the
+// data-parallel axis is outermost, so that multislice puts only data parallelism on DCN.
+Layout layout_for(const SystemSpec& sys, const ParallelPlan& p) {
+    if (sys.is_gpu) return {{p.tp, p.cp, p.dp, p.pp}, 0, 1, 2, 3};
+    return {{p.tp, p.cp, p.pp, p.dp}, 0, 1, 3, 2};
+}
+
+struct VOp {
+    bool fwd;
+    int chunk;
+    int mb;
+};
+
+std::vector<VOp> stage_order(const ParallelPlan& p, int s, int m) {
+    std::vector<VOp> out;
+    const int P = p.pp, v = p.vpp;
+    if (p.schedule == Schedule::gpipe) {
+        for (int c = 0; c < v; ++c)
+            for (int i = 0; i < m; ++i) out.push_back({true, c, i});
+        for (int c = v - 1; c >= 0; --c)
+            for (int i = 0; i < m; ++i) out.push_back({false, c, i});
+        return out;
+    }
+    if (p.schedule == Schedule::one_f_one_b) {
+        const int warm = std::min(P - s - 1, m);
+        for (int i = 0; i < warm; ++i) out.push_back({true, 0, i});
+        for (int i = 0; i < m - warm; ++i) {
+            out.push_back({true, 0, warm + i});
+            out.push_back({false, 0, i});
+        }
+        for (int i = m - warm; i < m; ++i) out.push_back({false, 0, i});
+        return out;
+    }
+    // Interleaved 1F1B (Narayanan et al. 2021, sec. 2.2; Megatron-LM schedules.py): virtual micro-batch k maps to
+    // chunk (k / P) % v and micro-batch (k / (P v)) P + k % P; backward visits chunks in reverse.
+    const int M = m * v;
+    const int warm = std::min((P - s - 1) * 2 + (v - 1) * P, M);
+    auto f_at = [&](int k) { return VOp{true, (k / P) % v, (k / (P * v)) * P + k % P}; };
+    auto b_at = [&](int k) { return VOp{false, v - 1 - (k / P) % v, (k / (P * v)) * P + k % P}; };
+    for (int k = 0; k < warm; ++k) out.push_back(f_at(k));
+    for (int k = 0; k < M - warm; ++k) {
+        out.push_back(f_at(warm + k));
+        out.push_back(b_at(k));
+    }
+    for (int k = M - warm; k < M; ++k) out.push_back(b_at(k));
+    return out;
+}
+
+CostClass make_class(std::string label, double total_s, double exposed_comm_s, Category main = kCompute) {
+    CostClass c;
+    c.label = std::move(label);
+    c.duration_s = total_s;
+    if (main == kCompute) {
+        c.parts_s[kCompute] = total_s - exposed_comm_s;
+        c.parts_s[kExposedComm] = exposed_comm_s;
+    } else {
+        c.parts_s[main] = total_s;
+    }
+    return c;
+}
+
+}  // namespace
+
+StepResult simulate_step(const ModelSpec& m, const SystemSpec& sys, const ParallelPlan& p, const StepOptions& opt) {
+    StepResult r;
+    const ChipSpec& chip = sys.chip;
+    auto fail = [&](std::string why) {
+        r.feasible = false;
+        r.infeasible.push_back(std::move(why));
+    };
+
+    // --- feasibility of the split --------------------------------------------------------------------------
+    if (p.chips() != sys.chips)
+        fail("dp x tp x pp x cp = " + std::to_string(p.chips()) + " but the system has " + std::to_string(sys.chips) +
+             " chips (" + sys.label + ")");
+    if (m.heads % p.tp != 0)
+        fail("TP=" + std::to_string(p.tp) + " does not divide the " + std::to_string(m.heads) + " attention heads");
+    if (m.kv_heads % p.tp != 0 && p.tp % m.kv_heads != 0)
+        fail("TP=" + std::to_string(p.tp) + " neither divides nor is a multiple of the " + std::to_string(m.kv_heads) +
+             " KV heads");
+    if (m.ffn_hidden % p.tp != 0)
+        fail("TP=" + std::to_string(p.tp) + " does not divide ffn_hidden=" + std::to_string(m.ffn_hidden));
+    if (m.layers < p.pp * p.vpp)
+        fail("pp x vpp = " + std::to_string(p.pp * p.vpp) + " model chunks but only " + std::to_string(m.layers) +
+             " layers");
+    if (m.seq_len % p.cp != 0) fail("CP=" + std::to_string(p.cp) + " does not divide seq_len");
+    if (p.global_batch % (p.micro_batch * p.dp) != 0)
+        fail("global batch " + std::to_string(p.global_batch) + " is not a multiple of micro_batch x dp = " +
+             std::to_string(p.micro_batch * p.dp));
+    const long long mbs = p.global_batch / std::max<long long>(1, p.micro_batch * p.dp);
+    if (p.schedule == Schedule::interleaved && mbs % p.pp != 0)
+        fail("interleaved 1F1B needs the micro-batch count (" + std::to_string(mbs) + ") to be a multiple of pp (" +
+             std::to_string(p.pp) + ")");
+    if (p.precision == Precision::fp8 && !chip.has_fp8()) fail(chip.name + " has no fp8 tensor math");
+    if (p.pp > 1 && p.zero >= 2) fail("ZeRO-2/3 with pipeline parallelism is not supported (as in Megatron-LM)");
+
+    const Layout lay = layout_for(sys, p);
+    CostContext ctx;
+    ctx.chip = &chip;
+    ctx.plan = &p;
+    ctx.tp = place_group(sys, lay.sizes, lay.tp);
+    ctx.cp = place_group(sys, lay.sizes, lay.cp);
+    GroupNetwork dpnet = place_group(sys, lay.sizes, lay.dp);
+    for (const GroupNetwork* g : {&ctx.tp, &ctx.cp, &dpnet})
+        if (!g->placeable) fail(g->why_not);
+    if (!r.feasible && opt.skip_engine_if_infeasible) return r;
+
+    // FSDP shards over the dp levels inside a slice; across slices (DCN) the shards are all-reduced (HSDP).
+    GroupNetwork fsdpnet, dcnnet;
+    for (const auto& l : dpnet.levels) (l.name == "DCN" ? dcnnet : fsdpnet).levels.push_back(l);
+    ctx.fsdp = p.zero >= 3 ? fsdpnet : GroupNetwork{};
+    const int zero_shard = p.zero >= 1 ? (p.zero >= 3 ? fsdpnet.size() : p.dp) : 1;
+    const NetLevel pp_link = neighbour_link(sys, lay.sizes, lay.pp);
+
+    // --- per-layer and end costs -------------------------------------------------------------------------
+    const LayerOps L = layer_ops(m, p);
+    const LayerOps E = embedding_ops(m, p);
+    const LayerOps H = head_ops(m, p);
+    std::vector<Op> back_with_recompute = L.recompute;
+    back_with_recompute.insert(back_with_recompute.end(), L.backward.begin(), L.backward.end());
+    double fsdp_fwd_s = 0, fsdp_bwd_s = 0;
+    const double layer_params_dev = m.params_per_layer() / p.tp;
+    if (p.zero >= 3 && fsdpnet.size() > 1) {
+        fsdp_fwd_s = collective_cost(Collective::all_gather, layer_params_dev * p.param_gather_bytes, fsdpnet).time_s;
+        fsdp_bwd_s = fsdp_fwd_s +
+                     collective_cost(Collective::reduce_scatter, layer_params_dev * p.grad_reduce_bytes, fsdpnet).time_s;
+    }
+    const PassCost layer_f = pass_cost(L.forward, ctx, fsdp_fwd_s);
+    const PassCost layer_b = pass_cost(back_with_recompute, ctx, fsdp_bwd_s);
+    const PassCost emb_f = pass_cost(E.forward, ctx), emb_b = pass_cost(E.backward, ctx);
+    const PassCost head_f = pass_cost(H.forward, ctx), head_b = pass_cost(H.backward, ctx);
+
+    // --- pipeline partition: layers per (stage, chunk); remainders go to the earliest chunks -----------------
+    const int P = p.pp, v = p.vpp, nchunks = P * v;
+    std::vector<int> layers_in(nchunks, m.layers / nchunks);
+    for (int i = 0; i < m.layers % nchunks; ++i) ++layers_in[i];
+    auto model_chunk = [&](int s, int c) { return c * P + s; };
+    std::vector<double> stage_params(P, 0);
+    std::vector<int> stage_layers(P, 0);
+    for (int s = 0; s < P; ++s)
+        for (int c = 0; c < v; ++c) stage_layers[s] += layers_in[model_chunk(s, c)];
+    for (int s = 0; s < P; ++s) stage_params[s] = stage_layers[s] * m.params_per_layer();
+    stage_params[0] += m.embedding_params();
+    stage_params[P - 1] += m.output_params() + (m.tied_embeddings && P > 1 ? double(m.vocab) * m.hidden : 0);
+
+    // --- memory on the busiest stage -----------------------------------------------------------------------
+    {
+        MemoryBreakdown worst;
+        for (int s = 0; s < P; ++s) {
+            MemoryInputs in;
+            in.stage_params = stage_params[s];
+            in.layers_on_stage = stage_layers[s];
+            in.zero_shard = zero_shard;
+            in.last_stage = s == P - 1;
+            const double mbs_d = double(mbs);
+            if (p.schedule == Schedule::gpipe) in.in_flight_microbatches = mbs_d;
+            else if (p.schedule == Schedule::one_f_one_b) in.in_flight_microbatches = std::min<double>(P - s, mbs_d);
+            else in.in_flight_microbatches = std::min<double>(P - s + double(P - 1) / v, mbs_d);
+            auto mem = memory_per_device(m, p, chip, in);
+            if (mem.total_bytes > worst.total_bytes) worst = mem;
+        }
+        r.memory = worst;
+        if (!worst.fits) {
+            char buf[200];
+            std::snprintf(buf, sizeof buf, "needs %.1f GiB per device but %s has %.1f GiB of HBM",
+                          worst.total_bytes / (1ull << 30), chip.name.c_str(), worst.hbm_bytes / (1ull << 30));
+            fail(buf);
+        }
+    }
+
+    // --- networks used, for the report -----------------------------------------------------------------------
+    const double act_bytes = double(p.micro_batch) * m.seq_len / p.cp * m.hidden * 2;
+    auto describe = [&](const char* name, int size, const GroupNetwork& g, Collective c, double bytes) {
+        if (size > 1) r.networks.push_back({name, size, g.describe(), collective_cost(c, bytes, g).algorithm});
+    };
+    describe("tp", p.tp, ctx.tp, p.sp ? Collective::reduce_scatter : Collective::all_reduce, act_bytes);
+    describe("cp", p.cp, ctx.cp, Collective::send_recv, act_bytes);
+    const double grad_bytes_dev = stage_params[0] / p.tp * p.grad_reduce_bytes;
+    describe("dp", p.dp, dpnet, p.zero >= 1 ? Collective::reduce_scatter : Collective::all_reduce, grad_bytes_dev);
+    if (P > 1) r.networks.push_back({"pp", P, pp_link.name, "p2p"});
+    r.efficiency_source = "roofline with the stated efficiencies of " + chip.file;
+
+    if (!r.feasible && opt.skip_engine_if_infeasible) return r;
+
+    // --- the task graph ---------------------------------------------------------------------------------------
+    TaskGraph g;
+    g.category_names = {"compute", "exposed collectives", "optimizer", "side-stream communication"};
+    const int M = static_cast<int>(mbs);
+    std::vector<uint32_t> s_comp(P), s_fsend(P), s_bsend(P), s_dp(P);
+    for (int s = 0; s < P; ++s) {
+        s_comp[s] = g.add_stream("stage" + std::to_string(s) + ".compute");
+        s_fsend[s] = g.add_stream("stage" + std::to_string(s) + ".send_fwd");
+        s_bsend[s] = g.add_stream("stage" + std::to_string(s) + ".send_bwd");
+        s_dp[s] = g.add_stream("stage" + std::to_string(s) + ".dp");
+    }
+    // Cost classes per (stage, chunk).
+    std::vector<uint32_t> cF(P * v), cB(P * v), cBpiece(P * v), cDPpiece(P * v);
+    std::vector<int> pieces(P * v, 1);
+    const bool dp_sync = p.dp > 1 && p.zero < 3;
+    const bool dcn_sync = p.zero >= 3 && dcnnet.size() > 1;
+    const bool bucketed = (dp_sync || dcn_sync) && p.dp_overlap;
+    auto grad_sync_s = [&](double params_dev) {
+        if (dp_sync)
+            return collective_cost(p.zero >= 1 ? Collective::reduce_scatter : Collective::all_reduce,
+                                   params_dev * p.grad_reduce_bytes, dpnet).time_s;
+        if (dcn_sync)  // HSDP: each chip's FSDP shard all-reduced across slices
+            return collective_cost(Collective::all_reduce, params_dev / fsdpnet.size() * p.grad_reduce_bytes, dcnnet)
+                .time_s;
+        return 0.0;
+    };
+    for (int s = 0; s < P; ++s) {
+        for (int c = 0; c < v; ++c) {
+            const int mc = model_chunk(s, c), nl = layers_in[mc];
+            double f = nl * layer_f.time_s, fe = nl * layer_f.exposed_comm_s;
+            double b = nl * layer_b.time_s, be = nl * layer_b.exposed_comm_s;
+            double chunk_params = nl * m.params_per_layer();
+            if (mc == 0) f += emb_f.time_s, fe += emb_f.exposed_comm_s, b += emb_b.time_s, be += emb_b.exposed_comm_s,
+                         chunk_params += m.embedding_params();
+            if (mc == nchunks - 1) f += head_f.time_s, fe += head_f.exposed_comm_s, b += head_b.time_s,
+                                   be += head_b.exposed_comm_s, chunk_params += m.output_params();
+            const int idx = s * v + c;
+            cF[idx] = g.add_cost_class(make_class("F s" + std::to_string(s) + " c" + std::to_string(c), f, fe));
+            cB[idx] = g.add_cost_class(make_class("B s" + std::to_string(s) + " c" + std::to_string(c), b, be));
+            pieces[idx] = bucketed ? std::clamp(nl, 1, 16) : 1;
+            cBpiece[idx] = g.add_cost_class(make_class("B piece", b / pieces[idx], be / pieces[idx]));
+            const double sync = grad_sync_s(chunk_params / p.tp);
+            cDPpiece[idx] = g.add_cost_class(make_class("grad sync", sync / pieces[idx], 0, kSideComm));
+        }
+    }
+    const double p2p_bytes = act_bytes / (p.tp > 1 ? p.tp : 1);  // scatter/gather across TP ranks (Megatron)
+    const double p2p_s = P > 1 ? p2p_bytes / pp_link.bytes_per_s + pp_link.latency_s : 0;
+    const uint32_t cP2P = g.add_cost_class(make_class("p2p", p2p_s, 0, kSideComm));
+
+    // Compute tasks in each stage's program order.
+    std::vector<uint32_t> Fin(P * v * M), Bin(P * v * M), Bout(P * v * M);
+    auto key = [&](int s, int c, int i) { return (s * v + c) * M + i; };
+    std::vector<std::vector<uint32_t>> dp_tasks(P);
+    std::vector<uint32_t> last_compute(P);
+    g.reserve(size_t(P) * v * M * 4 + 64, size_t(P) * v * M * 4 + 64);
+    for (int s = 0; s < P; ++s) {
+        const auto order = stage_order(p, s, M);
+        std::vector<int> last_b(v, -1);
+        for (size_t k = 0; k < order.size(); ++k)
+            if (!order[k].fwd) last_b[order[k].chunk] = static_cast<int>(k);
+        for (size_t k = 0; k < order.size(); ++k) {
+            const auto& o = order[k];
+            const int idx = s * v + o.chunk;
+            const int kk = key(s, o.chunk, o.mb);
+            if (o.fwd) {
+                Fin[kk] = g.add_task(s_comp[s], cF[idx], kk);
+            } else if (static_cast<int>(k) == last_b[o.chunk] && (bucketed || !dp_sync)) {
+                uint32_t first = 0, t = 0;
+                for (int piece = 0; piece < pieces[idx]; ++piece) {
+                    t = g.add_task(s_comp[s], cBpiece[idx], kk);
+                    if (piece == 0) first = t;
+                    if (bucketed) {
+                        uint32_t d = g.add_task(s_dp[s], cDPpiece[idx], kk);
+                        g.add_dependency(t, d);
+                        dp_tasks[s].push_back(d);
+                    }
+                }
+                Bin[kk] = first, Bout[kk] = t;
+            } else {
+                Bin[kk] = Bout[kk] = g.add_task(s_comp[s], cB[idx], kk);
+            }
+        }
+        last_compute[s] = static_cast<uint32_t>(g.task_count() - 1);
+        while (g.tasks()[last_compute[s]].stream != s_comp[s]) --last_compute[s];
+    }
+    // Pipeline edges through send tasks.
+    for (int s = 0; s < P; ++s) {
+        const auto order = stage_order(p, s, M);
+        for (const auto& o : order) {
+            const int mc = model_chunk(s, o.chunk);
+            if (o.fwd && mc + 1 < nchunks) {
+                const int ns = (s + 1) % P, nc = s + 1 < P ? o.chunk : o.chunk + 1;
+                const uint32_t send = g.add_task(s_fsend[s], cP2P);
+                g.add_dependency(Fin[key(s, o.chunk, o.mb)], send);
+                g.add_dependency(send, Fin[key(ns, nc, o.mb)]);
+            }
+            if (!o.fwd && mc > 0) {
+                const int ps = (s + P - 1) % P, pc = s > 0 ? o.chunk : o.chunk - 1;
+                const uint32_t send = g.add_task(s_bsend[s], cP2P);
+                g.add_dependency(Bout[key(s, o.chunk, o.mb)], send);
+                g.add_dependency(send, Bin[key(ps, pc, o.mb)]);
+            }
+            if (o.fwd && mc == nchunks - 1) g.add_dependency(Fin[key(s, o.chunk, o.mb)], Bin[key(s, o.chunk, o.mb)]);
+        }
+    }
+    // Gradient sync (unbucketed: one transfer after the pipeline flush, as Megatron's "local" DDP), optimizer,
+    // and the parameter all-gather of a distributed optimizer.
+    std::vector<uint32_t> opt_task(P), tail_task(P);
+    for (int s = 0; s < P; ++s) {
+        if (dp_sync && !bucketed) {
+            double params_dev = stage_params[s] / p.tp;
+            const uint32_t cls = g.add_cost_class(make_class("grad sync", grad_sync_s(params_dev), 0, kSideComm));
+            const uint32_t d = g.add_task(s_dp[s], cls);
+            g.add_dependency(last_compute[s], d);
+            dp_tasks[s].push_back(d);
+        }
+        const double shard = stage_params[s] / p.tp / zero_shard;
+        const double opt_bytes = shard * (p.master_weight_bytes * 2 + 8 * 2 + p.grad_reduce_bytes + 2);
+        const double opt_s = opt_bytes / (chip.hbm_bytes_per_s * chip.eff.memory_bw_fraction) +
+                             10 * chip.eff.kernel_overhead_s;
+        const uint32_t co = g.add_cost_class(make_class("optimizer", opt_s, 0, kOptimizer));
+        opt_task[s] = g.add_task(s_comp[s], co);
+        for (uint32_t d : dp_tasks[s]) g.add_dependency(d, opt_task[s]);
+        tail_task[s] = opt_task[s];
+        if (p.zero >= 1 && p.zero < 3 && p.dp > 1 && !p.param_gather_overlap) {
+            const double ag = collective_cost(Collective::all_gather, stage_params[s] / p.tp * 2, dpnet).time_s;
+            const uint32_t ca = g.add_cost_class(make_class("param all-gather", ag, 0, kSideComm));
+            tail_task[s] = g.add_task(s_dp[s], ca);
+            g.add_dependency(opt_task[s], tail_task[s]);
+        }
+    }
+
+    EngineOptions eo;
+    eo.record_timeline = true;
+    r.sim = run_engine(g, eo);
+    r.simulated_tasks = g.task_count();
+    r.step_time_s = r.sim.makespan_s;
+    r.micro_batches = mbs;
+
+    // --- breakdown on the critical stage -----------------------------------------------------------------------
+    std::vector<double> start(g.task_count()), finish(g.task_count());
+    for (const auto& sp : r.sim.timeline) start[sp.task] = sp.start_s, finish[sp.task] = sp.finish_s;
+    int crit = 0;
+    double latest = -1;
+    for (int s = 0; s < P; ++s)
+        if (finish[tail_task[s]] > latest) latest = finish[tail_task[s]], crit = s;
+    r.critical_stage = crit;
+    const auto& cs = r.sim.streams[s_comp[crit]];
+    r.breakdown.compute_s = cs.by_category_s[kCompute];
+    r.breakdown.optimizer_s = cs.by_category_s[kOptimizer];
+    const double sync_wait = std::max(0.0, start[opt_task[crit]] - finish[last_compute[crit]]) +
+                             std::max(0.0, r.step_time_s - finish[opt_task[crit]]);
+    r.breakdown.exposed_comm_s = cs.by_category_s[kExposedComm] + sync_wait;
+    r.breakdown.bubble_s = std::max(0.0, r.step_time_s - cs.busy_s - sync_wait);
+    if (!opt.record_timeline) r.sim.timeline.clear();
+
+    // --- throughput and utilization ----------------------------------------------------------------------------
+    r.tokens_per_step = double(p.global_batch) * m.seq_len;
+    r.tokens_per_s = r.tokens_per_step / r.step_time_s;
+    const double n_matmul = m.total_params() - (m.tied_embeddings ? 0 : m.embedding_params());
+    r.model_flops_per_step =
+        r.tokens_per_step * (6 * n_matmul + 12.0 * m.layers * m.q_width() * double(m.seq_len));
+    const double per_mb_device = m.layers * (layer_f.flops + layer_b.flops) + emb_f.flops + emb_b.flops +
+                                 head_f.flops + head_b.flops;  // summed over all stages = one pipeline
+    r.hardware_flops_per_step = per_mb_device * double(mbs) * p.dp * p.tp * p.cp;
+    r.peak_flops_per_s = chip.peak_bf16_flops_per_s;
+    r.peak_name = chip.name + " dense bf16 peak";
+    const double denom = double(sys.chips) * r.peak_flops_per_s * r.step_time_s;
+    r.mfu = r.model_flops_per_step / denom;
+    r.hfu = r.hardware_flops_per_step / denom;
+    return r;
+}
+
+}  // namespace podsim

@@ -1,0 +1,61 @@
+// Lowers (model, system, plan) to the per-device task graph of one training step, runs it, and returns the
+// step's time, breakdown, utilization and memory, or the reasons the plan is impossible.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "hardware/system.hpp"
+#include "models/memory.hpp"
+#include "models/plan.hpp"
+#include "models/transformer.hpp"
+#include "sim/engine.hpp"
+
+namespace podsim {
+
+struct StepBreakdown {
+    double compute_s = 0;        // kernels on the critical stage
+    double exposed_comm_s = 0;   // TP/CP/FSDP collectives not hidden, plus exposed gradient/parameter sync
+    double bubble_s = 0;         // pipeline fill/drain and waits on neighbours
+    double optimizer_s = 0;
+};
+
+struct NetworkUse {
+    std::string group;      // "tp", "cp", "dp", "pp"
+    int size = 1;
+    std::string path;       // "NVLink x8", "ICI 2 axes torus x16 + DCN x2"
+    std::string algorithm;  // for the group's main collective
+};
+
+struct StepResult {
+    bool feasible = true;
+    std::vector<std::string> infeasible;  // reasons, when not feasible
+    double step_time_s = 0;
+    StepBreakdown breakdown;
+    double tokens_per_step = 0;
+    double tokens_per_s = 0;
+    double model_flops_per_step = 0;  // convention in mfu_convention
+    double hardware_flops_per_step = 0;
+    double mfu = 0, hfu = 0;
+    std::string peak_name;            // the peak MFU is measured against
+    double peak_flops_per_s = 0;
+    MemoryBreakdown memory;
+    long long micro_batches = 0;
+    std::vector<NetworkUse> networks;
+    std::string efficiency_source;    // which efficiencies the op costs used
+    size_t simulated_tasks = 0;
+    int critical_stage = 0;
+    SimResult sim;                    // timeline only when asked for
+};
+
+struct StepOptions {
+    bool record_timeline = false;
+    bool skip_engine_if_infeasible = true;
+};
+
+inline constexpr const char* kMfuConvention =
+    "model FLOPs = tokens x (6 x N_matmul + 12 x layers x heads x head_dim x seq_len); N_matmul excludes an untied "
+    "input embedding; attention not halved for causality (PaLM, Chowdhery et al. 2022, app. B)";
+
+StepResult simulate_step(const ModelSpec& m, const SystemSpec& sys, const ParallelPlan& p, const StepOptions& opt = {});
+
+}  // namespace podsim

@@ -1,0 +1,39 @@
+#include "reports/cost.hpp"
+
+namespace podsim {
+
+CostReport cost_report(const SystemSpec& sys, const StepResult& step, double token_budget, const Catalog& cat,
+                       const std::string& region) {
+    CostReport c;
+    c.token_budget = token_budget;
+    if (!step.feasible || step.tokens_per_s <= 0) return c;
+    const double hours = token_budget > 0 ? token_budget / step.tokens_per_s / 3600 : 0;
+    c.time_to_train_s = hours * 3600;
+    c.chip_hours = hours * sys.chips;
+    const std::string sku = sys.is_gpu ? sys.node.id : sys.chip.id;
+    const PriceEntry* p = cat.price_for(sku, region);
+    if (!p) {
+        c.no_price_reason = sys.is_gpu && sys.node.provider == "onprem"
+                                ? sys.node.id + " is an on-premise system; the catalog has no hourly price for it"
+                                : "no price for " + sku + (region.empty() ? "" : " in " + region) + " in the catalog";
+        return c;
+    }
+    c.price_sku = sku;
+    c.price_region = p->region;
+    c.price_source = p->source;
+    c.price_date = p->source_date;
+    c.price_unit = p->unit;
+    const double units = sys.is_gpu ? sys.nodes : sys.chips;
+    for (PriceOption o : kAllPriceOptions) {
+        OptionCost oc{o, std::nullopt, std::nullopt, std::nullopt};
+        if (auto u = p->usd(o)) {
+            oc.usd_per_hour = *u * units;
+            oc.usd_per_million_tokens = *oc.usd_per_hour / (step.tokens_per_s * 3600) * 1e6;
+            if (token_budget > 0) oc.usd_total = *oc.usd_per_hour * hours;
+        }
+        c.options.push_back(oc);
+    }
+    return c;
+}
+
+}  // namespace podsim

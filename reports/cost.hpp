@@ -1,0 +1,31 @@
+// Time to train a token budget, chip-hours and dollars under each purchase option of the catalog.
+#pragma once
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "hardware/catalog.hpp"
+#include "models/step.hpp"
+
+namespace podsim {
+
+struct OptionCost {
+    PriceOption option;
+    std::optional<double> usd_per_hour;   // whole system
+    std::optional<double> usd_total;      // for the token budget
+    std::optional<double> usd_per_million_tokens;
+};
+
+struct CostReport {
+    double token_budget = 0;
+    double time_to_train_s = 0;   // 0 when no budget
+    double chip_hours = 0;
+    std::string price_sku, price_region, price_source, price_date, price_unit;
+    std::vector<OptionCost> options;
+    std::string no_price_reason;  // set when the catalog has no price for this system
+};
+
+CostReport cost_report(const SystemSpec& sys, const StepResult& step, double token_budget, const Catalog& cat,
+                       const std::string& region);
+
+}  // namespace podsim

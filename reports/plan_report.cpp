@@ -1,0 +1,149 @@
+#include "reports/plan_report.hpp"
+
+#include <fmt/format.h>
+
+namespace podsim {
+
+namespace {
+
+constexpr double kGiB = 1024.0 * 1024 * 1024;
+
+std::string duration(double s) {
+    if (s >= 86400) return fmt::format("{:.1f} days", s / 86400);
+    if (s >= 3600) return fmt::format("{:.1f} h", s / 3600);
+    return fmt::format("{:.3f} s", s);
+}
+
+std::string money(double usd) {
+    if (usd >= 1e6) return fmt::format("${:.2f}M", usd / 1e6);
+    if (usd >= 1e3) return fmt::format("${:.1f}k", usd / 1e3);
+    return fmt::format("${:.2f}", usd);
+}
+
+std::string plan_line(const ParallelPlan& p) {
+    return fmt::format("dp={} tp={} pp={} vpp={} cp={} sp={} zero={} schedule={} micro_batch={} global_batch={} "
+                       "precision={} recompute={} attention={}",
+                       p.dp, p.tp, p.pp, p.vpp, p.cp, p.sp ? "on" : "off", p.zero, to_string(p.schedule), p.micro_batch,
+                       p.global_batch, to_string(p.precision), to_string(p.recompute), to_string(p.attention));
+}
+
+}  // namespace
+
+std::string plan_text(const Scenario& s, const StepResult& r, const CostReport& c) {
+    std::string o;
+    auto line = [&](const std::string& k, const std::string& v) { o += fmt::format("  {:<28} {}\n", k, v); };
+    o += fmt::format("podsim plan: {}\n", s.name);
+    if (!s.description.empty()) o += fmt::format("  {}\n", s.description);
+    line("model", fmt::format("{} ({:.1f}B parameters, {} layers, hidden {}, seq {})", s.model.name,
+                              s.model.total_params() / 1e9, s.model.layers, s.model.hidden, s.model.seq_len));
+    line("system", fmt::format("{} ({} x {})", s.system.label, s.system.chips, s.system.chip.name));
+    line("plan", plan_line(s.plan));
+    if (!r.feasible) {
+        o += "\n  INFEASIBLE:\n";
+        for (const auto& why : r.infeasible) o += "    - " + why + "\n";
+        return o;
+    }
+    o += "\n";
+    line("step time", fmt::format("{:.3f} s  ({} micro-batches per replica)", r.step_time_s, r.micro_batches));
+    const auto& b = r.breakdown;
+    auto pct = [&](double x) { return fmt::format("{:8.3f} s  {:5.1f}%", x, 100 * x / r.step_time_s); };
+    line("  compute", pct(b.compute_s));
+    line("  exposed communication", pct(b.exposed_comm_s));
+    line("  pipeline bubble", pct(b.bubble_s));
+    line("  optimizer", pct(b.optimizer_s));
+    line("tokens/s", fmt::format("{:.0f}  ({:.0f} per chip)", r.tokens_per_s, r.tokens_per_s / s.system.chips));
+    line("MFU", fmt::format("{:.1f}%  (vs {}, {:.0f} TFLOP/s)", 100 * r.mfu, r.peak_name, r.peak_flops_per_s / 1e12));
+    line("HFU", fmt::format("{:.1f}%  (executed FLOPs incl. recomputation)", 100 * r.hfu));
+    for (const auto& n : r.networks)
+        line("network " + n.group, fmt::format("{} ranks over {} ({})", n.size, n.path, n.algorithm));
+    line("efficiencies", r.efficiency_source);
+    const auto& m = r.memory;
+    line("memory per device", fmt::format("{:.1f} GiB of {:.1f} GiB HBM ({})", m.total_bytes / kGiB, m.hbm_bytes / kGiB,
+                                          m.fits ? "fits" : "DOES NOT FIT"));
+    line("  weights + master", fmt::format("{:.1f} + {:.1f} GiB", m.weights_bytes / kGiB, m.master_bytes / kGiB));
+    line("  gradients + optimizer", fmt::format("{:.1f} + {:.1f} GiB", m.gradients_bytes / kGiB, m.optimizer_bytes / kGiB));
+    line("  activations", fmt::format("{:.1f} GiB (+{:.1f} GiB transient)", m.activations_bytes / kGiB, m.transient_bytes / kGiB));
+    line("  workspace reserve", fmt::format("{:.1f} GiB", m.workspace_bytes / kGiB));
+    if (c.token_budget > 0) {
+        line("token budget", fmt::format("{:.3g} tokens", c.token_budget));
+        line("time to train", duration(c.time_to_train_s) + " (no failures)");
+        line("chip-hours", fmt::format("{:.3g}", c.chip_hours));
+    }
+    if (!c.no_price_reason.empty()) {
+        line("cost", c.no_price_reason);
+    } else {
+        line("prices", fmt::format("{} per {} in {} ({}, {})", c.price_sku, c.price_unit == "chip_hour" ? "chip-hour" : "VM-hour",
+                                   c.price_region, c.price_date, c.price_source));
+        for (const auto& oc : c.options) {
+            if (!oc.usd_per_hour) {
+                line(std::string("  ") + to_string(oc.option), "no price in catalog");
+                continue;
+            }
+            std::string v = fmt::format("{}/h, {:.2f} $/M tokens", money(*oc.usd_per_hour), *oc.usd_per_million_tokens);
+            if (oc.usd_total) v += ", total " + money(*oc.usd_total);
+            line(std::string("  ") + to_string(oc.option), v);
+        }
+    }
+    line("simulated tasks", fmt::format("{} (one pipeline; identical replicas simulated once)", r.simulated_tasks));
+    o += fmt::format("\n  MFU convention: {}\n", kMfuConvention);
+    return o;
+}
+
+Json plan_json(const Scenario& s, const StepResult& r, const CostReport& c) {
+    const auto& p = s.plan;
+    Json j;
+    j["schema_version"] = 1;
+    j["scenario"] = {{"name", s.name}, {"file", s.file}};
+    j["model"] = {{"name", s.model.name}, {"params", s.model.total_params()}, {"layers", s.model.layers}};
+    j["system"] = {{"label", s.system.label}, {"chips", s.system.chips}, {"chip", s.system.chip.id}};
+    j["plan"] = {{"dp", p.dp}, {"tp", p.tp}, {"pp", p.pp}, {"vpp", p.vpp}, {"cp", p.cp}, {"sp", p.sp}, {"zero", p.zero},
+                 {"schedule", to_string(p.schedule)}, {"micro_batch", p.micro_batch}, {"global_batch_seqs", p.global_batch},
+                 {"precision", to_string(p.precision)}, {"recompute", to_string(p.recompute)},
+                 {"attention", to_string(p.attention)}};
+    j["feasible"] = r.feasible;
+    j["infeasible_reasons"] = r.infeasible;
+    if (!r.feasible) return j;
+    j["step_time_s"] = r.step_time_s;
+    j["breakdown_s"] = {{"compute", r.breakdown.compute_s}, {"exposed_communication", r.breakdown.exposed_comm_s},
+                        {"pipeline_bubble", r.breakdown.bubble_s}, {"optimizer", r.breakdown.optimizer_s}};
+    j["tokens_per_s"] = r.tokens_per_s;
+    j["mfu"] = r.mfu;
+    j["hfu"] = r.hfu;
+    j["peak"] = {{"name", r.peak_name}, {"flops_per_s", r.peak_flops_per_s}};
+    j["mfu_convention"] = kMfuConvention;
+    j["model_flops_per_step"] = r.model_flops_per_step;
+    j["hardware_flops_per_step"] = r.hardware_flops_per_step;
+    j["efficiency_source"] = r.efficiency_source;
+    Json nets = Json::array();
+    for (const auto& n : r.networks) nets.push_back({{"group", n.group}, {"size", n.size}, {"path", n.path}, {"algorithm", n.algorithm}});
+    j["networks"] = nets;
+    const auto& m = r.memory;
+    j["memory_per_device_bytes"] = {{"weights", m.weights_bytes}, {"master_weights", m.master_bytes},
+                                    {"gradients", m.gradients_bytes}, {"optimizer_states", m.optimizer_bytes},
+                                    {"activations", m.activations_bytes}, {"transient", m.transient_bytes},
+                                    {"workspace", m.workspace_bytes}, {"total", m.total_bytes}, {"hbm", m.hbm_bytes},
+                                    {"fits", m.fits}};
+    Json cost;
+    cost["token_budget"] = c.token_budget;
+    cost["time_to_train_s"] = c.time_to_train_s;
+    cost["chip_hours"] = c.chip_hours;
+    if (!c.no_price_reason.empty()) cost["no_price_reason"] = c.no_price_reason;
+    else {
+        cost["price"] = {{"sku", c.price_sku}, {"region", c.price_region}, {"unit", c.price_unit},
+                         {"source", c.price_source}, {"source_date", c.price_date}};
+        Json opts = Json::object();
+        for (const auto& oc : c.options) {
+            Json x;
+            x["usd_per_hour"] = oc.usd_per_hour ? Json(*oc.usd_per_hour) : Json(nullptr);
+            x["usd_total"] = oc.usd_total ? Json(*oc.usd_total) : Json(nullptr);
+            x["usd_per_million_tokens"] = oc.usd_per_million_tokens ? Json(*oc.usd_per_million_tokens) : Json(nullptr);
+            opts[to_string(oc.option)] = x;
+        }
+        cost["options"] = opts;
+    }
+    j["cost"] = cost;
+    j["simulated_tasks"] = r.simulated_tasks;
+    return j;
+}
+
+}  // namespace podsim

@@ -1,0 +1,14 @@
+// One plan's results as a readable table or as JSON.
+#pragma once
+#include <string>
+
+#include "models/scenario.hpp"
+#include "models/step.hpp"
+#include "reports/cost.hpp"
+
+namespace podsim {
+
+std::string plan_text(const Scenario& s, const StepResult& r, const CostReport& c);
+Json plan_json(const Scenario& s, const StepResult& r, const CostReport& c);
+
+}  // namespace podsim
