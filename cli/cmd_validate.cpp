@@ -2,20 +2,40 @@
 #include "hardware/catalog.hpp"
 #include "models/published_run.hpp"
 #include "models/step.hpp"
+#include "reports/cost.hpp"
+#include "reports/plan_report.hpp"
 #include "reports/validation_report.hpp"
 
 namespace podsim {
 
 int cmd_validate(const Args& args) {
-    CommonFlags f = parse_flags(args, "validate");
+    // --detail ID: the full plan report for one run, to see where its time goes.
+    std::string detail;
+    Args rest;
+    for (size_t i = 0; i < args.size(); ++i) {
+        if (args[i] == "--detail") {
+            if (i + 1 >= args.size()) throw UsageError("validate: --detail needs a run id");
+            detail = args[++i];
+        } else {
+            rest.push_back(args[i]);
+        }
+    }
+    CommonFlags f = parse_flags(rest, "validate");
     if (f.positional.empty()) throw UsageError("validate: expected one or more published-run JSON files");
     const Catalog cat = Catalog::load(default_catalog_dir());
     std::vector<ValidationRow> rows;
     for (const auto& file : f.positional) {
         for (const auto& run : load_published_runs(file, cat)) {
-            StepOptions opt;
-            opt.skip_engine_if_infeasible = false;  // the run happened: predict it even if our memory model disagrees
-            const StepResult r = simulate_step(run.model, run.system, run.plan, opt);
+            const PublishedPrediction pred = simulate_published(run, StepOptions{});
+            const StepResult& r = pred.step;
+            if (run.id == detail) {
+                Scenario s{file, run.id, "published run; assumed: " + [&] {
+                    std::string a;
+                    for (const auto& x : run.assumptions) a += (a.empty() ? "" : "; ") + x;
+                    return a;
+                }() + (pred.escalation.empty() ? "" : "; " + pred.escalation), run.model, run.system, pred.plan, 0, ""};
+                emit(plan_text(s, r, cost_report(run.system, r, 0, cat, "")), "");
+            }
             ValidationRow row;
             row.id = run.id;
             row.system = run.system.label;
@@ -23,12 +43,14 @@ int cmd_validate(const Args& args) {
             row.predicted_step_time_s = r.step_time_s;
             row.mfu = r.mfu;
             row.fits = r.memory.fits;
+            row.note = pred.escalation;
             for (const auto& why : r.infeasible) row.note += (row.note.empty() ? "" : "; ") + why;
             if (r.step_time_s <= 0)
                 throw InputError(file, run.id, "cannot be simulated: " + row.note);
             rows.push_back(row);
         }
     }
+    if (!detail.empty()) return 0;
     const auto v = summarize(rows);
     emit(f.format == "json" ? validation_json(v).dump(2) + "\n" : validation_text(v), f.out);
     return 0;

@@ -16,6 +16,8 @@ usage: podsim <command> [options]
 commands:
   run SCENARIO.json       simulate one plan: step time, breakdown, MFU/HFU, memory, time and dollars to train
   validate FILE.json...   predict published training runs and compare step times (MAPE, worst error)
+  fit RUNS.json... --chip ID --precision 16bit|fp8 [--out PROFILE.json]
+                          fit a chip's GEMM efficiency to half of the matching published runs
   help [command]          show help for a command
 
 Each command accepts --help. Exit status: 0 success, 1 bad input, 2 usage error, 3 infeasible plan.
@@ -43,6 +45,14 @@ Reads published training runs (format: ../shared/validation/README.md), predicts
 step time from its configuration alone, and prints id, published step time, predicted, error %,
 then the mean absolute percentage error (MAPE) and the worst error. With --format json the keys
 are runs[].id, runs[].predicted_step_time_s, mape_pct and max_error_pct.
+)"},
+    {"fit", R"(usage: podsim fit RUNS.json... --chip ID --precision 16bit|fp8 [--out PROFILE.json]
+
+Derives one number, the chip's achieved GEMM efficiency for a precision class, from published
+end-to-end training runs on that chip: alternate runs (in file order) are fitted, the others are
+held out and their error printed. With --out, writes a profile for hardware/profiles/ that every
+later plan on that chip and precision uses (and names in its output). Kernel calibration
+(podsim calibrate, issue #4) will replace these with measured profiles.
 )"},
 };
 
@@ -75,6 +85,7 @@ int main(int argc, char** argv) {
         }
         if (cmd == "run") return podsim::cmd_run(args);
         if (cmd == "validate") return podsim::cmd_validate(args);
+        if (cmd == "fit") return podsim::cmd_fit(args);
     } catch (const podsim::InputError& e) {
         std::cerr << "podsim: error: " << e.what() << "\n";
         return 1;

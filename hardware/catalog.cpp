@@ -54,6 +54,17 @@ Catalog Catalog::load(const std::string& dir) {
         if (!c.find_chip(n.chip)) throw InputError(f, "$.chip", "unknown chip \"" + n.chip + "\"");
         c.nodes_.push_back(n);
     }
+    const std::string profiles = dir + "/../profiles";
+    if (fs::is_directory(profiles)) {
+        for (const auto& f : json_files(profiles)) {
+            Json j = load_json_file(f);
+            std::string chip_id;
+            EfficiencyProfile p = profile_from_json(JsonObject(j, f, "$"), &chip_id);
+            auto it = std::find_if(c.chips_.begin(), c.chips_.end(), [&](const ChipSpec& x) { return x.id == chip_id; });
+            if (it == c.chips_.end()) throw InputError(f, "$.chip", "unknown chip \"" + chip_id + "\"");
+            it->profiles.push_back(p);
+        }
+    }
     for (const auto& f : json_files(dir + "/prices")) {
         Json j = load_json_file(f);
         auto ps = prices_from_json(JsonObject(j, f, "$"));

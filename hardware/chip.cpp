@@ -45,6 +45,20 @@ void require_sources(const JsonObject& o) {
     }
 }
 
+EfficiencyProfile profile_from_json(const JsonObject& o, std::string* chip_id) {
+    o.only_keys({"schema_version", "chip", "precision", "matmul_peak_fraction", "method", "fitted_on", "held_out",
+                 "fit", "notes"});
+    if (o.integer("schema_version") != 1) o.fail("schema_version", "expected 1");
+    EfficiencyProfile p;
+    *chip_id = o.string("chip");
+    p.precision = o.one_of("precision", {"16bit", "fp8"});
+    p.matmul_peak_fraction = o.positive("matmul_peak_fraction");
+    if (p.matmul_peak_fraction > 1) o.fail("matmul_peak_fraction", "expected a fraction in (0, 1]");
+    p.method = o.string("method");
+    p.file = o.file();
+    return p;
+}
+
 ChipSpec chip_from_json(const JsonObject& o) {
     o.only_keys({"schema_version", "id", "name", "aliases", "vendor", "kind", "peak_bf16_flops_per_s",
                  "peak_fp16_flops_per_s", "peak_fp8_flops_per_s", "peak_int8_ops_per_s", "hbm_bytes",
@@ -80,7 +94,7 @@ ChipSpec chip_from_json(const JsonObject& o) {
 
     auto e = o.object("efficiency");
     e.only_keys({"matmul_peak_fraction", "matmul_half_dim", "fp8_matmul_peak_fraction", "attention_peak_fraction",
-                 "memory_bw_fraction", "kernel_overhead_s", "collective_bw_fraction"});
+                 "memory_bw_fraction", "kernel_overhead_s", "collective_bw_fraction", "comm_interference_fraction"});
     auto fraction = [&](const char* k) {
         double v = e.positive(k);
         if (v > 1) e.fail(k, "expected a fraction in (0, 1]");
@@ -93,6 +107,8 @@ ChipSpec chip_from_json(const JsonObject& o) {
     c.eff.memory_bw_fraction = fraction("memory_bw_fraction");
     c.eff.kernel_overhead_s = e.non_negative("kernel_overhead_s");
     c.eff.collective_bw_fraction = fraction("collective_bw_fraction");
+    c.eff.comm_interference_fraction = e.non_negative("comm_interference_fraction");
+    if (c.eff.comm_interference_fraction > 1) e.fail("comm_interference_fraction", "expected a fraction in [0, 1]");
 
     if (c.kind == ChipKind::tpu) {
         auto t = o.object("tpu_slices");

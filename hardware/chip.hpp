@@ -20,6 +20,7 @@ struct ChipEfficiency {
     double memory_bw_fraction = 0;        // streaming kernels / HBM peak
     double kernel_overhead_s = 0;         // fixed cost per kernel launch (GPU) or fused op (TPU)
     double collective_bw_fraction = 0;    // achievable collective bus bandwidth / link peak
+    double comm_interference_fraction = 0;  // compute slowdown per second of communication overlapped with it
 };
 
 // How a TPU generation's slices are named and shaped (Cloud accelerator types).
@@ -33,6 +34,14 @@ struct TpuSliceRules {
     double dcn_bytes_per_s_per_chip = 0;  // data-center network share of one chip, one direction
     double dcn_latency_s = 0;
     std::map<int, std::vector<int>> shapes;  // chips -> torus dims
+};
+
+// A measured or fitted GEMM efficiency for one precision class ("16bit" or "fp8"), overriding the stated default.
+struct EfficiencyProfile {
+    std::string precision;           // "16bit" (fp16/bf16) or "fp8"
+    double matmul_peak_fraction = 0;
+    std::string file;
+    std::string method;              // how it was made, printed with every plan that uses it
 };
 
 struct ChipSpec {
@@ -56,12 +65,14 @@ struct ChipSpec {
     double nvlink_latency_s = 0;
     ChipEfficiency eff;
     std::optional<TpuSliceRules> tpu;
+    std::vector<EfficiencyProfile> profiles;  // from hardware/profiles/, matched by chip id
     std::string file;  // where it was loaded from, for messages
 
     bool has_fp8() const { return peak_fp8_flops_per_s > 0; }
 };
 
 ChipSpec chip_from_json(const JsonObject& o);
+EfficiencyProfile profile_from_json(const JsonObject& o, std::string* chip_id);
 
 // Every numeric figure in a catalog file must have an entry in its "sources" object (dotted key).
 void require_sources(const JsonObject& o);

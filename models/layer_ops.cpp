@@ -73,12 +73,14 @@ LayerOps layer_ops(const ModelSpec& m, const ParallelPlan& p) {
 
     // --- attention block -------------------------------------------------------------------------------------
     auto tp_gather = [&](const char* name, std::vector<Op>& v) {
-        if (t > 1 && p.sp) v.push_back(collective(name, CommGroup::tp, CommKind::all_gather, T * h * kAct, p.tp_comm_overlap));
+        if (t > 1 && p.sp)
+            v.push_back(collective(name, CommGroup::tp, CommKind::all_gather, T * h * kAct,
+                                   p.tp_comm_overlap == TpOverlap::full));
     };
     auto tp_reduce = [&](const char* name, std::vector<Op>& v) {
         if (t > 1)
             v.push_back(collective(name, CommGroup::tp, p.sp ? CommKind::reduce_scatter : CommKind::all_reduce,
-                                   T * h * kAct, p.tp_comm_overlap));
+                                   T * h * kAct, p.tp_comm_overlap == TpOverlap::full));
     };
     F.push_back(elementwise("norm1", 2 * act_bytes_per_token_h));
     tp_gather("sp.all_gather.attn", F);
@@ -102,10 +104,10 @@ LayerOps layer_ops(const ModelSpec& m, const ParallelPlan& p) {
         core_fwd.push_back(a);
     } else {
         const double elems = b * heads * s_q * s_kv;
-        Op qk = matmul("attn.qk", s_q, s_kv, hd, false);
+        Op qk = matmul("core.qk", s_q, s_kv, hd, false);
         qk.flops *= b * heads, qk.bytes = kAct * (T * q + T * kv) + kAct * elems;
-        Op sm = elementwise("attn.softmax_dropout", elems * (2 + 2 + mask + (mask ? 2 + 2 : 0)));
-        Op pv = matmul("attn.pv", s_q, hd, s_kv, false);
+        Op sm = elementwise("core.softmax_dropout", elems * (2 + 2 + mask + (mask ? 2 + 2 : 0)));
+        Op pv = matmul("core.pv", s_q, hd, s_kv, false);
         pv.flops *= b * heads, pv.bytes = kAct * elems + kAct * (T * kv + T * q);
         core_fwd = {qk, sm, pv};
     }
@@ -133,7 +135,7 @@ LayerOps layer_ops(const ModelSpec& m, const ParallelPlan& p) {
     for (const auto& o : F) {
         switch (o.kind) {
             case OpKind::matmul:
-                if (o.name.rfind("attn.", 0) == 0) {
+                if (o.name.rfind("core.", 0) == 0) {
                     Op d = o;  // batched attention GEMMs: two per forward one
                     d.name += ".bwd";
                     d.flops *= 2, d.bytes *= 2;
@@ -161,6 +163,7 @@ LayerOps layer_ops(const ModelSpec& m, const ParallelPlan& p) {
             case OpKind::collective: {
                 Op d = o;  // all-gather <-> reduce-scatter swap roles; all-reduce stays
                 d.name += ".bwd";
+                d.overlappable = o.overlappable || (o.group == CommGroup::tp && p.tp_comm_overlap != TpOverlap::none);
                 if (o.comm == CommKind::all_gather) d.comm = CommKind::reduce_scatter;
                 else if (o.comm == CommKind::reduce_scatter) d.comm = CommKind::all_gather;
                 B.push_back(d);
@@ -185,6 +188,10 @@ LayerOps layer_ops(const ModelSpec& m, const ParallelPlan& p) {
         L.recompute = F;
     } else if (p.recompute == Recompute::selective && p.attention == AttentionKernel::standard) {
         L.recompute = core_fwd;  // Korthikanti et al. 2022: recompute only the attention core
+    } else if (p.recompute == Recompute::minimal) {
+        for (const auto& o : F)  // weight-GEMM outputs are saved; everything between them is recomputed
+            if (o.kind == OpKind::elementwise || o.kind == OpKind::attention || o.name.rfind("core.", 0) == 0)
+                L.recompute.push_back(o);
     }
     return L;
 }

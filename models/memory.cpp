@@ -11,6 +11,9 @@ double layer_activation_bytes(const ModelSpec& m, const ParallelPlan& p) {
     const double q = heads * hd, kv = std::max(1.0, m.kv_heads / t) * hd;
     const double mask = m.dropout ? 1 : 0;
     if (p.recompute == Recompute::full) return 2 * T * h / (p.sp ? t : 1);  // only the layer input
+    const double up_out = (m.gated() ? 2 : 1) * f;
+    if (p.recompute == Recompute::minimal)  // layer input + outputs of the weight GEMMs (qkv, proj, up, down)
+        return 2 * T * h / (p.sp ? t : 1) + 2 * T * (q + 2 * kv + up_out) + 2 * 2 * T * h / (p.sp ? t : 1);
     // Tensors of width h, replicated across TP unless sequence parallel: norm inputs, GEMM inputs, dropout masks.
     const double replicated = T * h * ((m.parallel_block ? 2 + 2 : 2 + 2 + 2 + 2) + 2 * mask) / (p.sp ? t : 1);
     // TP-sharded: Q, K, V, attention output (projection input), MLP up output(s) and activation output.

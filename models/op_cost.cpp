@@ -1,6 +1,7 @@
 #include "models/op_cost.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 #include "sim/collectives.hpp"
 
@@ -8,9 +9,12 @@ namespace podsim {
 
 namespace {
 
+// Achieved fraction of peak for an M x N x K GEMM: the chip's large-GEMM efficiency times a saturation term for
+// a short dimension (a 64-wide operand fills half of a 128-wide MMA tile). Wave quantization was tried and made
+// the published-run errors worse (cuBLAS picks tiles and split-K to avoid it), so it is not modelled.
 double matmul_efficiency(const ChipEfficiency& e, double m, double n, double k, bool fp8) {
-    const double d = std::min({m, n, k});
     const double frac = fp8 ? e.fp8_matmul_peak_fraction : e.matmul_peak_fraction;
+    const double d = std::min({m, n, k});
     return frac * d / (d + e.matmul_half_dim);
 }
 
@@ -69,7 +73,7 @@ PassCost pass_cost(const std::vector<Op>& ops, const CostContext& c, double back
         } else {
             r.compute_s += t;
             r.flops += o.flops;
-            if (o.kind == OpKind::attention || o.name.rfind("attn.", 0) == 0) attention_s += t;
+            if (o.kind == OpKind::attention || o.name.rfind("core.", 0) == 0) attention_s += t;
         }
     }
     // CP ring transfers hide under the attention core; overlapped TP collectives and side-stream FSDP gathers
@@ -77,9 +81,22 @@ PassCost pass_cost(const std::vector<Op>& ops, const CostContext& c, double back
     const double cp_exposed = std::max(0.0, cp_comm_s - attention_s);
     const double side = hideable_comm_s + background_comm_s;
     const double side_exposed = std::max(0.0, side - r.compute_s);
+    // Overlap is not free: communication kernels take SMs and HBM bandwidth from the compute they hide under.
+    const double overlapped = std::min(side, r.compute_s) + std::min(cp_comm_s, attention_s);
+    r.compute_s += c.chip->eff.comm_interference_fraction * overlapped;
     r.exposed_comm_s = blocking_comm_s + cp_exposed + side_exposed;
     r.time_s = r.compute_s + r.exposed_comm_s;
     return r;
+}
+
+}  // namespace podsim
+
+namespace podsim {
+
+std::vector<OpTiming> op_timings(const std::vector<Op>& ops, const CostContext& c) {
+    std::vector<OpTiming> out;
+    for (const auto& o : ops) out.push_back({o.name, o.kind, op_time_s(o, c), o.flops, o.kind == OpKind::collective ? o.comm_bytes : o.bytes});
+    return out;
 }
 
 }  // namespace podsim

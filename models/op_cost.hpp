@@ -26,3 +26,17 @@ double op_time_s(const Op& o, const CostContext& c);
 PassCost pass_cost(const std::vector<Op>& ops, const CostContext& c, double background_comm_s = 0);
 
 }  // namespace podsim
+
+namespace podsim {
+
+// One row per op of a pass, for reports that show where a layer's time goes.
+struct OpTiming {
+    std::string name;
+    OpKind kind;
+    double time_s;
+    double flops;
+    double bytes;
+};
+std::vector<OpTiming> op_timings(const std::vector<Op>& ops, const CostContext& c);
+
+}  // namespace podsim

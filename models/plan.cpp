@@ -14,6 +14,7 @@ const char* to_string(Recompute r) {
     switch (r) {
         case Recompute::none: return "none";
         case Recompute::selective: return "selective";
+        case Recompute::minimal: return "minimal";
         case Recompute::full: return "full";
     }
     return "?";
@@ -27,6 +28,9 @@ const char* to_string(Precision p) {
     return "?";
 }
 const char* to_string(AttentionKernel a) { return a == AttentionKernel::flash ? "flash" : "standard"; }
+const char* to_string(TpOverlap t) {
+    return t == TpOverlap::none ? "none" : t == TpOverlap::backward ? "backward" : "full";
+}
 
 ParallelPlan plan_from_json(const JsonObject& par, const JsonObject& batch, const JsonObject& tr) {
     par.only_keys({"dp", "tp", "pp", "vpp", "cp", "sp", "zero", "schedule", "tp_comm_overlap", "dp_overlap",
@@ -48,7 +52,10 @@ ParallelPlan plan_from_json(const JsonObject& par, const JsonObject& batch, cons
     p.schedule = sched == "gpipe" ? Schedule::gpipe : sched == "1f1b" ? Schedule::one_f_one_b : Schedule::interleaved;
     if (p.vpp > 1 && p.schedule != Schedule::interleaved)
         par.fail("vpp", "vpp > 1 needs the interleaved-1f1b schedule");
-    p.tp_comm_overlap = par.opt_bool("tp_comm_overlap").value_or(false);
+    if (par.has("tp_comm_overlap")) {
+        const auto t = par.one_of("tp_comm_overlap", {"none", "backward", "full"});
+        p.tp_comm_overlap = t == "none" ? TpOverlap::none : t == "backward" ? TpOverlap::backward : TpOverlap::full;
+    }
     p.dp_overlap = par.opt_bool("dp_overlap").value_or(true);
     p.param_gather_overlap = par.opt_bool("param_gather_overlap").value_or(true);
 
@@ -60,8 +67,11 @@ ParallelPlan plan_from_json(const JsonObject& par, const JsonObject& batch, cons
 
     const auto prec = tr.one_of("precision", {"fp16", "bf16", "fp8"});
     p.precision = prec == "fp16" ? Precision::fp16 : prec == "bf16" ? Precision::bf16 : Precision::fp8;
-    const auto rc = tr.one_of("recompute", {"none", "selective", "full"});
-    p.recompute = rc == "none" ? Recompute::none : rc == "selective" ? Recompute::selective : Recompute::full;
+    const auto rc = tr.one_of("recompute", {"none", "selective", "minimal", "full"});
+    p.recompute = rc == "none"        ? Recompute::none
+                  : rc == "selective" ? Recompute::selective
+                  : rc == "minimal"   ? Recompute::minimal
+                                      : Recompute::full;
     if (tr.has("attention"))
         p.attention = tr.one_of("attention", {"standard", "flash"}) == "flash" ? AttentionKernel::flash
                                                                                : AttentionKernel::standard;

@@ -8,14 +8,21 @@
 namespace podsim {
 
 enum class Schedule { gpipe, one_f_one_b, interleaved };
-enum class Recompute { none, selective, full };
+// selective: the attention core (Korthikanti et al. 2022); minimal: every forward op but the weight GEMMs
+// (JAX checkpoint_dots policies, MaxText remat_policy=minimal); full: the whole layer from its input.
+enum class Recompute { none, selective, minimal, full };
 enum class Precision { fp16, bf16, fp8 };
 enum class AttentionKernel { standard, flash };
+// none: TP collectives block; backward: the input-gradient collectives run under the weight-gradient GEMMs
+// (asynchronous dgrad communication, Megatron-LM / XLA latency hiding); full: also the forward ones
+// (userbuffers / collective matmul decomposition).
+enum class TpOverlap { none, backward, full };
 
 const char* to_string(Schedule s);
 const char* to_string(Recompute r);
 const char* to_string(Precision p);
 const char* to_string(AttentionKernel a);
+const char* to_string(TpOverlap t);
 
 struct ParallelPlan {
     int dp = 1;      // data-parallel replicas (includes the ZeRO/FSDP sharding group)
@@ -32,7 +39,7 @@ struct ParallelPlan {
     Recompute recompute = Recompute::none;
     AttentionKernel attention = AttentionKernel::flash;
     // Framework behaviour (what overlaps with what).
-    bool tp_comm_overlap = false;       // TP collectives overlapped with GEMMs (userbuffers / XLA collective matmul)
+    TpOverlap tp_comm_overlap = TpOverlap::none;
     bool dp_overlap = true;             // gradient reduction bucketed under the last backward (torch DDP, Megatron-core)
     bool param_gather_overlap = true;   // ZeRO-1/2 parameter all-gather hidden under the next forward
     double grad_reduce_bytes = 2;       // bytes per gradient element on the wire (2: bf16/fp16, 4: fp32)

@@ -110,7 +110,10 @@ PublishedRun read_run(const JsonObject& o, const Catalog& cat) {
     } else if (ddp == "torch") {
         p.dp_overlap = true, p.grad_reduce_bytes = 2;
     }
-    p.tp_comm_overlap = nemo || xla;  // NeMo 24.07 userbuffers TP overlap; XLA async collective matmul
+    // NeMo 24.07: userbuffers overlap of all TP communication; XLA: its latency-hiding scheduler runs the backward
+    // input-gradient collectives under the independent weight-gradient GEMMs; Megatron-LM 2021: blocking.
+    p.tp_comm_overlap = nemo || xla ? TpOverlap::full : TpOverlap::none;
+    r.assumptions.push_back(std::string("TP communication overlap: ") + to_string(p.tp_comm_overlap));
     p.param_gather_overlap = true;
     const std::string precision = lower(set.string("precision"));
     p.precision = has(precision, "fp8") ? Precision::fp8 : has(precision, "fp16") && !has(precision, "bf16 act")
@@ -124,7 +127,8 @@ PublishedRun read_run(const JsonObject& o, const Catalog& cat) {
     if (rc.empty()) {
         p.recompute = Recompute::none;
         r.assumptions.push_back("no activation recomputation (NeMo performance-config default)");
-    } else if (has(rc, "selective") || has(rc, "minimal")) p.recompute = Recompute::selective;
+    } else if (has(rc, "selective")) p.recompute = Recompute::selective;
+    else if (has(rc, "minimal")) p.recompute = Recompute::minimal;
     else if (has(rc, "full") || has(rc, "remat")) p.recompute = Recompute::full;
     else p.recompute = Recompute::none;
     p.attention = (nemo || has(framework, "flash")) ? AttentionKernel::flash : AttentionKernel::standard;
@@ -140,6 +144,26 @@ PublishedRun read_run(const JsonObject& o, const Catalog& cat) {
 }
 
 }  // namespace
+
+PublishedPrediction simulate_published(const PublishedRun& run, const StepOptions& base) {
+    StepOptions opt = base;
+    opt.skip_engine_if_infeasible = false;
+    PublishedPrediction out;
+    ParallelPlan plan = run.plan;
+    out.step = simulate_step(run.model, run.system, plan, opt);
+    while (!out.step.memory.fits && plan.recompute != Recompute::full) {
+        const Recompute from = plan.recompute;
+        plan.recompute = from == Recompute::none ? Recompute::selective
+                         : from == Recompute::selective ? Recompute::minimal
+                                                        : Recompute::full;
+        StepResult next = simulate_step(run.model, run.system, plan, opt);
+        out.escalation = std::string("recompute ") + to_string(run.plan.recompute) + " does not fit our memory model; " +
+                         "simulated with " + to_string(plan.recompute);
+        out.step = std::move(next);
+    }
+    out.plan = plan;
+    return out;
+}
 
 std::vector<PublishedRun> load_published_runs(const std::string& file, const Catalog& cat) {
     Json j = load_json_file(file);

@@ -84,7 +84,23 @@ CostClass make_class(std::string label, double total_s, double exposed_comm_s, C
 
 StepResult simulate_step(const ModelSpec& m, const SystemSpec& sys, const ParallelPlan& p, const StepOptions& opt) {
     StepResult r;
-    const ChipSpec& chip = sys.chip;
+    // The GEMM efficiency: an override (fitting), else a profile for this chip and precision class, else the
+    // catalog's stated default. Every plan reports which one it used.
+    ChipSpec chip = sys.chip;
+    const bool fp8 = p.precision == Precision::fp8;
+    double& frac = fp8 ? chip.eff.fp8_matmul_peak_fraction : chip.eff.matmul_peak_fraction;
+    r.efficiency_source = "stated defaults of " + chip.file;
+    if (opt.matmul_fraction_override > 0) {
+        frac = opt.matmul_fraction_override;
+        r.efficiency_source = "GEMM efficiency override (fitting)";
+    } else if (opt.use_profiles) {
+        for (const auto& prof : chip.profiles)
+            if (prof.precision == (fp8 ? "fp8" : "16bit")) {
+                frac = prof.matmul_peak_fraction;
+                r.efficiency_source = "GEMM efficiency " + std::to_string(frac).substr(0, 5) + " from " + prof.file +
+                                      " (" + prof.method + "); other efficiencies: stated defaults of " + chip.file;
+            }
+    }
     auto fail = [&](std::string why) {
         r.feasible = false;
         r.infeasible.push_back(std::move(why));
@@ -148,6 +164,8 @@ StepResult simulate_step(const ModelSpec& m, const SystemSpec& sys, const Parall
     }
     const PassCost layer_f = pass_cost(L.forward, ctx, fsdp_fwd_s);
     const PassCost layer_b = pass_cost(back_with_recompute, ctx, fsdp_bwd_s);
+    r.layer_forward = op_timings(L.forward, ctx);
+    r.layer_backward = op_timings(back_with_recompute, ctx);
     const PassCost emb_f = pass_cost(E.forward, ctx), emb_b = pass_cost(E.backward, ctx);
     const PassCost head_f = pass_cost(H.forward, ctx), head_b = pass_cost(H.backward, ctx);
 
@@ -199,7 +217,6 @@ StepResult simulate_step(const ModelSpec& m, const SystemSpec& sys, const Parall
     const double grad_bytes_dev = stage_params[0] / p.tp * p.grad_reduce_bytes;
     describe("dp", p.dp, dpnet, p.zero >= 1 ? Collective::reduce_scatter : Collective::all_reduce, grad_bytes_dev);
     if (P > 1) r.networks.push_back({"pp", P, pp_link.name, "p2p"});
-    r.efficiency_source = "roofline with the stated efficiencies of " + chip.file;
 
     if (!r.feasible && opt.skip_engine_if_infeasible) return r;
 
@@ -243,8 +260,10 @@ StepResult simulate_step(const ModelSpec& m, const SystemSpec& sys, const Parall
             cF[idx] = g.add_cost_class(make_class("F s" + std::to_string(s) + " c" + std::to_string(c), f, fe));
             cB[idx] = g.add_cost_class(make_class("B s" + std::to_string(s) + " c" + std::to_string(c), b, be));
             pieces[idx] = bucketed ? std::clamp(nl, 1, 16) : 1;
-            cBpiece[idx] = g.add_cost_class(make_class("B piece", b / pieces[idx], be / pieces[idx]));
             const double sync = grad_sync_s(chunk_params / p.tp);
+            // A bucket's gradient sync overlaps the next backward piece and slows it (shared SMs / HBM).
+            const double slowdown = bucketed ? chip.eff.comm_interference_fraction * std::min(sync, b) / pieces[idx] : 0;
+            cBpiece[idx] = g.add_cost_class(make_class("B piece", b / pieces[idx] + slowdown, be / pieces[idx]));
             cDPpiece[idx] = g.add_cost_class(make_class("grad sync", sync / pieces[idx], 0, kSideComm));
         }
     }

@@ -6,6 +6,7 @@
 
 #include "hardware/system.hpp"
 #include "models/memory.hpp"
+#include "models/op_cost.hpp"
 #include "models/plan.hpp"
 #include "models/transformer.hpp"
 #include "sim/engine.hpp"
@@ -45,11 +46,14 @@ struct StepResult {
     size_t simulated_tasks = 0;
     int critical_stage = 0;
     SimResult sim;                    // timeline only when asked for
+    std::vector<OpTiming> layer_forward, layer_backward;  // one layer, one micro-batch (backward incl. recompute)
 };
 
 struct StepOptions {
     bool record_timeline = false;
     bool skip_engine_if_infeasible = true;
+    bool use_profiles = true;                       // apply hardware/profiles/ efficiencies for the chip
+    double matmul_fraction_override = 0;            // > 0: use this GEMM efficiency (for fitting)
 };
 
 inline constexpr const char* kMfuConvention =

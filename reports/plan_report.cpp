@@ -22,9 +22,9 @@ std::string money(double usd) {
 
 std::string plan_line(const ParallelPlan& p) {
     return fmt::format("dp={} tp={} pp={} vpp={} cp={} sp={} zero={} schedule={} micro_batch={} global_batch={} "
-                       "precision={} recompute={} attention={}",
+                       "precision={} recompute={} attention={} tp_overlap={}",
                        p.dp, p.tp, p.pp, p.vpp, p.cp, p.sp ? "on" : "off", p.zero, to_string(p.schedule), p.micro_batch,
-                       p.global_batch, to_string(p.precision), to_string(p.recompute), to_string(p.attention));
+                       p.global_batch, to_string(p.precision), to_string(p.recompute), to_string(p.attention), to_string(p.tp_comm_overlap));
 }
 
 }  // namespace
@@ -41,7 +41,8 @@ std::string plan_text(const Scenario& s, const StepResult& r, const CostReport& 
     if (!r.feasible) {
         o += "\n  INFEASIBLE:\n";
         for (const auto& why : r.infeasible) o += "    - " + why + "\n";
-        return o;
+        if (r.step_time_s <= 0) return o;
+        o += "  (simulated anyway, as asked)\n";
     }
     o += "\n";
     line("step time", fmt::format("{:.3f} s  ({} micro-batches per replica)", r.step_time_s, r.micro_batches));
@@ -82,6 +83,19 @@ std::string plan_text(const Scenario& s, const StepResult& r, const CostReport& 
             std::string v = fmt::format("{}/h, {:.2f} $/M tokens", money(*oc.usd_per_hour), *oc.usd_per_million_tokens);
             if (oc.usd_total) v += ", total " + money(*oc.usd_total);
             line(std::string("  ") + to_string(oc.option), v);
+        }
+    }
+    if (!r.layer_forward.empty()) {
+        o += "\n  one layer, one micro-batch, one device:\n";
+        o += fmt::format("    {:<30} {:>10} {:>10} {:>10} {:>8}\n", "op", "time_ms", "GFLOP", "MB", "TFLOP/s");
+        for (const auto* pass : {&r.layer_forward, &r.layer_backward}) {
+            double total = 0;
+            for (const auto& t : *pass) {
+                total += t.time_s;
+                o += fmt::format("    {:<30} {:>10.3f} {:>10.1f} {:>10.1f} {:>8.0f}\n", t.name, t.time_s * 1e3, t.flops / 1e9,
+                                 t.bytes / 1e6, t.time_s > 0 ? t.flops / t.time_s / 1e12 : 0.0);
+            }
+            o += fmt::format("    {:<30} {:>10.3f}\n", pass == &r.layer_forward ? "forward total" : "backward total", total * 1e3);
         }
     }
     line("simulated tasks", fmt::format("{} (one pipeline; identical replicas simulated once)", r.simulated_tasks));
