@@ -1,3 +1,5 @@
+#include <iostream>
+
 #include "cli/commands.hpp"
 #include "hardware/catalog.hpp"
 #include "models/scenario.hpp"
@@ -14,8 +16,17 @@ int cmd_run(const Args& args) {
     const Scenario s = load_scenario(f.positional[0], cat);
     const StepResult r = simulate_step(s.model, s.system, s.plan);
     const CostReport c = cost_report(s.system, r, s.token_budget, cat, s.region);
-    emit(f.format == "json" ? plan_json(s, r, c).dump(2) + "\n" : plan_text(s, r, c), f.out);
-    return r.feasible ? 0 : 3;  // an impossible plan is a result, but not a success
+    const std::string out = f.format == "json" ? plan_json(s, r, c).dump(2) + "\n" : plan_text(s, r, c);
+    if (!r.feasible) {
+        // An impossible plan is an answer, but not a success: the reasons go to stderr, no output file is written.
+        std::cout << out;
+        std::string why;
+        for (const auto& x : r.infeasible) why += (why.empty() ? "" : "; ") + x;
+        std::cerr << "podsim: infeasible plan: " << s.file << ": " << why << "\n";
+        return 3;
+    }
+    emit(out, f.out);
+    return 0;
 }
 
 }  // namespace podsim

@@ -45,7 +45,8 @@ PublishedRun read_run(const JsonObject& o, const Catalog& cat) {
     else if (has(arch, "relu")) m.activation = Activation::relu;
     else m.activation = Activation::gelu;
     m.parallel_block = has(arch, "parallel");
-    m.tied_embeddings = has(arch, "tied") || has(arch, "shared in/out");
+    // GPT-2/3 and Megatron/NeMo GPT share the input embedding with the output layer; Llama and Nemotron do not.
+    m.tied_embeddings = has(arch, "tied") || has(arch, "shared in/out") || (has(arch, "gpt") && !llama);
     m.bias = megatron_2021 || (has(arch, "gpt") && !xla);
     if (has(arch, "no biases")) m.bias = false;
     m.norm = llama ? Norm::rmsnorm : Norm::layernorm;

@@ -1,0 +1,44 @@
+#include "tests/helpers.hpp"
+
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace podsim::test {
+
+const Catalog& catalog() {
+    static const Catalog c = Catalog::load(default_catalog_dir());
+    return c;
+}
+
+std::string scenario(const std::string& name) { return std::string(PODSIM_SCENARIO_DIR) + "/" + name; }
+std::string shared(const std::string& rel) { return std::string(PODSIM_SHARED_DIR) + "/" + rel; }
+
+std::string temp_dir() {
+    static std::string dir = [] {
+        std::string tmpl = (std::filesystem::temp_directory_path() / "podsim-test-XXXXXX").string();
+        return std::string(mkdtemp(tmpl.data()));
+    }();
+    return dir;
+}
+
+void write_file(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
+
+static std::string slurp(const std::string& path) {
+    std::ifstream in(path);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+CommandResult run_podsim(const std::string& args) {
+    const std::string out = temp_dir() + "/stdout.txt", err = temp_dir() + "/stderr.txt";
+    const std::string cmd = std::string(PODSIM_BINARY) + " " + args + " >" + out + " 2>" + err + " </dev/null";
+    const int status = std::system(cmd.c_str());
+    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(out), slurp(err)};
+}
+
+}  // namespace podsim::test

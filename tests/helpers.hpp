@@ -1,0 +1,23 @@
+// Shared test fixtures: the shipped catalog, scenario paths, and running the podsim binary.
+#pragma once
+#include <string>
+
+#include "hardware/catalog.hpp"
+
+namespace podsim::test {
+
+const Catalog& catalog();
+std::string scenario(const std::string& name);  // path of scenarios/<name>
+std::string shared(const std::string& rel);     // path under ../shared
+
+struct CommandResult {
+    int exit_code;
+    std::string out;
+    std::string err;
+};
+// Runs `podsim <args>` in a shell; stdout and stderr captured separately.
+CommandResult run_podsim(const std::string& args);
+std::string temp_dir();
+void write_file(const std::string& path, const std::string& text);
+
+}  // namespace podsim::test

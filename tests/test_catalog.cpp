@@ -1,0 +1,96 @@
+// The hardware catalog: every shipped file loads, figures are sourced, slices are shaped as the Cloud docs say.
+#include <doctest/doctest.h>
+
+#include "hardware/topology.hpp"
+#include "tests/helpers.hpp"
+
+using namespace podsim;
+using podsim::test::catalog;
+
+TEST_CASE("the catalog holds the chips, GPU machines and prices the planner needs") {
+    for (const char* c : {"tpu-v3", "tpu-v4", "tpu-v5e", "tpu-v5p", "tpu-v6e", "a100-sxm-40gb", "a100-sxm-80gb",
+                          "h100-sxm", "h200-sxm", "b200", "h800-sxm"})
+        CHECK_MESSAGE(catalog().find_chip(c) != nullptr, c);
+    for (const char* n : {"a2-ultragpu-8g", "a3-highgpu-8g", "a3-megagpu-8g", "a3-ultragpu-8g", "a4-highgpu-8g",
+                          "dgx-a100", "dgx-h100"})
+        CHECK_MESSAGE(catalog().find_node(n) != nullptr, n);
+    // Validation names resolve through aliases.
+    CHECK(catalog().find_chip("A100-SXM4-80GB")->id == "a100-sxm-80gb");
+    CHECK(catalog().find_chip("TPU-v5p")->id == "tpu-v5p");
+    for (const char* sku : {"tpu-v4", "tpu-v5e", "tpu-v5p", "tpu-v6e", "a3-highgpu-8g", "a3-megagpu-8g"}) {
+        const PriceEntry* p = catalog().price_for(sku);
+        REQUIRE_MESSAGE(p != nullptr, sku);
+        CHECK(p->on_demand_usd.has_value());
+        CHECK(!p->source_date.empty());
+    }
+}
+
+TEST_CASE("peak figures match the vendor pages") {
+    CHECK(catalog().find_chip("tpu-v4")->peak_bf16_flops_per_s == doctest::Approx(275e12));
+    CHECK(catalog().find_chip("tpu-v5p")->peak_bf16_flops_per_s == doctest::Approx(459e12));
+    CHECK(catalog().find_chip("h100-sxm")->peak_fp8_flops_per_s == doctest::Approx(1979e12));
+    CHECK(catalog().find_chip("a100-sxm-80gb")->hbm_bytes_per_s == doctest::Approx(2039e9));
+}
+
+TEST_CASE("v4 and v5p accelerator types count TensorCores, v5e and v6e count chips") {
+    auto v4 = catalog().tpu_system("v4-2048", 1, "t", "$");
+    CHECK(v4.chips == 1024);
+    CHECK(v4.torus_dims == std::vector<int>{8, 8, 16});
+    CHECK(v4.wraps == std::vector<bool>{true, true, true});  // whole 4x4x4 cubes: torus on every axis
+    auto small = catalog().tpu_system("v4-32", 1, "t", "$");
+    CHECK(small.chips == 16);
+    CHECK(small.wraps == std::vector<bool>{false, false, false});  // under a cube: mesh
+    auto v5e = catalog().tpu_system("v5e-256", 1, "t", "$");
+    CHECK(v5e.chips == 256);
+    CHECK(v5e.wraps == std::vector<bool>{true, true});
+    CHECK(catalog().tpu_system("v5litepod-16", 1, "t", "$").wraps == std::vector<bool>{false, false});
+    auto multi = catalog().tpu_system("v5p-1024", 4, "t", "$");
+    CHECK(multi.chips == 2048);
+}
+
+TEST_CASE("unknown or impossible accelerator types are errors naming the file and path") {
+    CHECK_THROWS_WITH_AS(catalog().tpu_system("v9-64", 1, "s.json", "$.system.accelerator_type"),
+                         doctest::Contains("s.json: $.system.accelerator_type: unknown TPU generation"), InputError);
+    CHECK_THROWS_WITH_AS(catalog().tpu_system("v4-100", 1, "s.json", "$.x"), doctest::Contains("no such slice"),
+                         InputError);
+    CHECK_THROWS_WITH_AS(catalog().gpu_system("a9-supergpu", 2, "s.json", "$.x"),
+                         doctest::Contains("unknown machine type"), InputError);
+}
+
+TEST_CASE("a figure without a source is rejected") {
+    Json chip = load_json_file(std::string(PODSIM_CATALOG_DIR_FOR_TESTS) + "/chips/h100-sxm.json");
+    chip["sources"].erase("hbm_bytes_per_s");
+    CHECK_THROWS_WITH_AS(chip_from_json(JsonObject(chip, "h100.json", "$")), doctest::Contains("hbm_bytes_per_s"),
+                         InputError);
+    Json typo = load_json_file(std::string(PODSIM_CATALOG_DIR_FOR_TESTS) + "/chips/h100-sxm.json");
+    typo["hbm_bytes_per_sec"] = 1;
+    CHECK_THROWS_WITH_AS(chip_from_json(JsonObject(typo, "h100.json", "$")), doctest::Contains("unknown field"),
+                         InputError);
+}
+
+TEST_CASE("group placement: TP inside the NVLink domain, DP across rails; TPU groups take torus axes") {
+    auto dgx = catalog().gpu_system("dgx-h100", 16, "t", "$");
+    // Layout tp, cp, dp, pp = 8, 1, 16, 1: TP is one node, DP one GPU per node over its own NIC.
+    auto tp = place_group(dgx, {8, 1, 16, 1}, 0);
+    REQUIRE(tp.levels.size() == 1);
+    CHECK(tp.levels[0].name == "NVLink");
+    auto dp = place_group(dgx, {8, 1, 16, 1}, 2);
+    REQUIRE(dp.levels.size() == 1);
+    CHECK(dp.levels[0].size == 16);
+    CHECK(dp.levels[0].bytes_per_s == doctest::Approx(50e9 * 0.92));
+    // TP 4 leaves two DP ranks per node: NVLink level of 2, then 8 nodes over the NICs.
+    auto dp2 = place_group(dgx, {4, 1, 32, 1}, 2);
+    REQUIRE(dp2.levels.size() == 2);
+    CHECK(dp2.levels[0].size == 2);
+    CHECK(dp2.levels[1].size == 16);
+
+    auto v5p = catalog().tpu_system("v5p-128", 1, "t", "$");  // 4x4x4 torus
+    auto t4 = place_group(v5p, {4, 1, 1, 16}, 0);
+    REQUIRE(t4.levels.size() == 1);
+    // One wrapped axis: a bidirectional ring, two links' worth.
+    CHECK(t4.levels[0].bytes_per_s == doctest::Approx(2 * 100e9 * 0.9));
+    auto f16 = place_group(v5p, {4, 1, 1, 16}, 3);
+    CHECK(f16.levels[0].bytes_per_s == doctest::Approx(4 * 100e9 * 0.9));
+    auto bad = place_group(v5p, {3, 1, 1, 21}, 0);  // 3 does not divide any axis
+    CHECK_FALSE(bad.placeable);
+}

@@ -1,0 +1,105 @@
+// The podsim command line: help, the shipped scenarios, and bad input (clear error, non-zero exit, no output file).
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <sstream>
+
+#include "tests/helpers.hpp"
+
+using namespace podsim::test;
+namespace fs = std::filesystem;
+
+namespace {
+std::string good_scenario_text() {
+    std::ifstream in(scenario("megatron-1t-3072xa100.json"));
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+// Writes a variant of a shipped scenario with one edit, runs `podsim run` on it with --out, and returns the result.
+CommandResult run_variant(const std::string& name, const std::function<void(podsim::Json&)>& edit) {
+    podsim::Json j = podsim::Json::parse(good_scenario_text());
+    edit(j);
+    const std::string path = temp_dir() + "/" + name + ".json";
+    write_file(path, j.dump());
+    fs::remove(temp_dir() + "/" + name + ".out");
+    return run_podsim("run " + path + " --out " + temp_dir() + "/" + name + ".out");
+}
+}  // namespace
+
+TEST_CASE("every subcommand answers --help") {
+    for (const char* cmd : {"run", "validate", "fit"}) {
+        auto r = run_podsim(std::string(cmd) + " --help");
+        CHECK(r.exit_code == 0);
+        CHECK(r.out.find(std::string("usage: podsim ") + cmd) != std::string::npos);
+    }
+    CHECK(run_podsim("--help").exit_code == 0);
+    CHECK(run_podsim("frobnicate").exit_code == 2);
+}
+
+TEST_CASE("run prints a table or JSON for a shipped scenario") {
+    auto text = run_podsim("run " + scenario("seed-1.2t-v4-2048.json"));
+    CHECK(text.exit_code == 0);
+    CHECK(text.out.find("MFU") != std::string::npos);
+    CHECK(text.out.find("on-demand") != std::string::npos);
+    auto json = run_podsim("run " + scenario("seed-1.2t-v4-2048.json") + " --format json");
+    REQUIRE(json.exit_code == 0);
+    auto j = podsim::Json::parse(json.out);
+    CHECK(j["feasible"] == true);
+    CHECK(j["step_time_s"].get<double>() > 0);
+    CHECK(j["cost"]["options"]["spot"]["usd_total"].get<double>() < j["cost"]["options"]["on-demand"]["usd_total"].get<double>());
+}
+
+TEST_CASE("malformed JSON: one line naming the file, exit 1, no output file") {
+    const std::string path = temp_dir() + "/broken.json";
+    write_file(path, "{\"schema_version\": 1, \"name\": ");
+    fs::remove(temp_dir() + "/broken.out");
+    auto r = run_podsim("run " + path + " --out " + temp_dir() + "/broken.out");
+    CHECK(r.exit_code == 1);
+    CHECK(r.err.find(path + ": $: malformed JSON") != std::string::npos);
+    CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+    CHECK_FALSE(fs::exists(temp_dir() + "/broken.out"));
+}
+
+TEST_CASE("unknown machine type, unknown TPU type, missing and misspelt fields name their JSON path") {
+    auto r = run_variant("badvm", [](podsim::Json& j) { j["system"]["machine_type"] = "dgx-z900"; });
+    CHECK(r.exit_code == 1);
+    CHECK(r.err.find("$.system.machine_type: unknown machine type \"dgx-z900\"") != std::string::npos);
+    CHECK_FALSE(fs::exists(temp_dir() + "/badvm.out"));
+
+    r = run_variant("badtpu", [](podsim::Json& j) {
+        j["system"] = {{"accelerator_type", "v4-3000"}};
+    });
+    CHECK(r.exit_code == 1);
+    CHECK(r.err.find("$.system.accelerator_type: no such slice") != std::string::npos);
+
+    r = run_variant("missing", [](podsim::Json& j) { j["model"].erase("hidden"); });
+    CHECK(r.exit_code == 1);
+    CHECK(r.err.find("$.model.hidden: missing required field") != std::string::npos);
+
+    r = run_variant("typo", [](podsim::Json& j) { j["parallel"]["tpp"] = 2; });
+    CHECK(r.exit_code == 1);
+    CHECK(r.err.find("$.parallel.tpp: unknown field") != std::string::npos);
+
+    r = run_variant("wrongtype", [](podsim::Json& j) { j["batch"]["micro_batch"] = "one"; });
+    CHECK(r.exit_code == 1);
+    CHECK(r.err.find("$.batch.micro_batch: expected an integer") != std::string::npos);
+}
+
+TEST_CASE("impossible splits are reported with their reason and exit 3, without an output file") {
+    auto r = run_variant("tpheads", [](podsim::Json& j) {
+        j["parallel"]["tp"] = 16;  // 160 heads / 16 = 10 is fine, but 16 x 64 x 6 != 3072 chips
+    });
+    CHECK(r.exit_code == 3);
+    CHECK(r.err.find("dp x tp x pp x cp = 6144 but the system has 3072 chips") != std::string::npos);
+    CHECK_FALSE(fs::exists(temp_dir() + "/tpheads.out"));
+
+    r = run_variant("heads", [](podsim::Json& j) {
+        j["model"]["heads"] = 100, j["model"]["kv_heads"] = 100, j["model"]["head_dim"] = 256;
+    });
+    CHECK(r.exit_code == 3);
+    CHECK(r.err.find("TP=8 does not divide the 100 attention heads") != std::string::npos);
+}

@@ -1,0 +1,106 @@
+// The transformer workload: parameter counts against published models, FLOPs against the closed forms.
+#include <doctest/doctest.h>
+
+#include "models/layer_ops.hpp"
+#include "models/memory.hpp"
+#include "models/published_run.hpp"
+#include "tests/helpers.hpp"
+
+using namespace podsim;
+
+namespace {
+ModelSpec gpt(int layers, long long h, int heads, long long vocab = 51200, long long seq = 2048) {
+    ModelSpec m;
+    m.name = "gpt";
+    m.layers = layers, m.hidden = h, m.ffn_hidden = 4 * h, m.heads = heads, m.kv_heads = heads, m.head_dim = h / heads;
+    m.vocab = vocab, m.seq_len = seq;
+    return m;
+}
+}  // namespace
+
+TEST_CASE("parameter counts of the published runs agree with their published sizes within 3%") {
+    // Published sizes are rounded ("175B") or estimated by the source; 3% covers the rounding.
+    for (const auto& run : load_published_runs(test::shared("validation/published_runs.json"), test::catalog())) {
+        const double ours = run.model.total_params() / 1e9;
+        CHECK_MESSAGE(std::abs(ours / run.published_params_b - 1) < 0.03,
+                      run.id << ": " << ours << "B vs published " << run.published_params_b << "B");
+    }
+}
+
+TEST_CASE("GPT-3 175B has 174.6B parameters (Brown et al. 2020, Table 2.1 rounds to 175.0B)") {
+    ModelSpec m = gpt(96, 12288, 96, 50257);
+    m.tied_embeddings = true;
+    CHECK(m.total_params() / 1e9 == doctest::Approx(174.6).epsilon(0.002));
+}
+
+TEST_CASE("a GPT layer's forward is 24 b s h^2 + 4 b s^2 h FLOPs (Narayanan et al. 2021, eq. 2 over 3)") {
+    ModelSpec m = gpt(1, 4096, 32);
+    m.bias = false;
+    ParallelPlan p;
+    p.micro_batch = 2;
+    p.attention = AttentionKernel::standard;  // full s^2 attention, as the formula counts
+    const double b = 2, s = 2048, h = 4096;
+    CHECK(total_flops(layer_ops(m, p).forward) == doctest::Approx(24 * b * s * h * h + 4 * b * s * s * h));
+    // Backward is twice the forward; full recomputation adds one more forward.
+    const LayerOps L = layer_ops(m, p);
+    CHECK(total_flops(L.backward) == doctest::Approx(2 * total_flops(L.forward)));
+    p.recompute = Recompute::full;
+    CHECK(total_flops(layer_ops(m, p).recompute) == doctest::Approx(total_flops(L.forward)));
+}
+
+TEST_CASE("tensor parallelism divides a layer's FLOPs across the group") {
+    ModelSpec m = gpt(1, 8192, 64);
+    ParallelPlan p1, p8;
+    p8.tp = 8;
+    CHECK(total_flops(layer_ops(m, p8).forward) == doctest::Approx(total_flops(layer_ops(m, p1).forward) / 8));
+}
+
+TEST_CASE("without sequence parallelism a Megatron layer does 2 TP all-reduces forward, with it AG+RS pairs") {
+    ModelSpec m = gpt(1, 8192, 64);
+    ParallelPlan p;
+    p.tp = 8;
+    auto count = [](const std::vector<Op>& ops, CommKind k) {
+        int n = 0;
+        for (const auto& o : ops) n += o.kind == OpKind::collective && o.comm == k;
+        return n;
+    };
+    CHECK(count(layer_ops(m, p).forward, CommKind::all_reduce) == 2);
+    p.sp = true;
+    CHECK(count(layer_ops(m, p).forward, CommKind::all_gather) == 2);
+    CHECK(count(layer_ops(m, p).forward, CommKind::reduce_scatter) == 2);
+}
+
+TEST_CASE("activation memory per layer is s b h (34 + 5 a s / h) bytes at t = 1 (Korthikanti et al. 2022, eq. 1)") {
+    ModelSpec m = gpt(1, 4096, 32);
+    ParallelPlan p;
+    p.micro_batch = 4;
+    p.attention = AttentionKernel::standard;
+    const double s = 2048, b = 4, h = 4096, a = 32;
+    CHECK(layer_activation_bytes(m, p) == doctest::Approx(s * b * h * (34 + 5 * a * s / h)));
+    p.tp = 8, p.sp = true;  // eq. 6: everything divided by t
+    CHECK(layer_activation_bytes(m, p) == doctest::Approx(s * b * h * (34 + 5 * a * s / h) / 8));
+    p.recompute = Recompute::selective;  // eq. 7: 34 s b h / t
+    CHECK(layer_activation_bytes(m, p) == doctest::Approx(s * b * h * 34 / 8));
+    p.recompute = Recompute::full;  // only the layer input, 2 s b h (sharded by SP)
+    CHECK(layer_activation_bytes(m, p) == doctest::Approx(2 * s * b * h / 8));
+}
+
+TEST_CASE("ZeRO stages shard optimizer states, then gradients, then weights") {
+    ModelSpec m = gpt(24, 2048, 16);
+    const ChipSpec& chip = *test::catalog().find_chip("a100-sxm-80gb");
+    MemoryInputs in;
+    in.stage_params = m.total_params();
+    in.layers_on_stage = m.layers;
+    in.zero_shard = 8;
+    ParallelPlan p;
+    p.dp = 8;
+    auto z0 = memory_per_device(m, p, chip, in);
+    p.zero = 1;
+    auto z1 = memory_per_device(m, p, chip, in);
+    CHECK(z1.optimizer_bytes == doctest::Approx(z0.optimizer_bytes / 8));
+    CHECK(z1.gradients_bytes == doctest::Approx(z0.gradients_bytes));
+    p.zero = 2;
+    CHECK(memory_per_device(m, p, chip, in).gradients_bytes == doctest::Approx(z0.gradients_bytes / 8));
+    p.zero = 3;
+    CHECK(memory_per_device(m, p, chip, in).weights_bytes < z0.weights_bytes / 4);
+}
