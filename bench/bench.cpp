@@ -1,2 +1,71 @@
+// podsim benchmark: how long one plan of the Megatron 1T scenario takes to simulate, and how many plan evaluations
+// per second the model sustains on one core. Prints figures; asserts nothing (speed is proven here, not in tests).
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
-int main(){return 0;}
+#include <vector>
+
+#include "hardware/catalog.hpp"
+#include "models/scenario.hpp"
+#include "models/step.hpp"
+
+using namespace podsim;
+using Clock = std::chrono::steady_clock;
+
+static double seconds_since(Clock::time_point t0) {
+    return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+int main() {
+    auto t_load = Clock::now();
+    const Catalog cat = Catalog::load(default_catalog_dir());
+    const Scenario s = load_scenario(std::string(PODSIM_SCENARIO_DIR) + "/megatron-1t-3072xa100.json", cat);
+    const double load_s = seconds_since(t_load);
+
+    // 1. One run of the Megatron 1T scenario: 64 stages x 512 micro-batches through the event engine.
+    std::vector<double> times;
+    StepResult r;
+    for (int i = 0; i < 7; ++i) {
+        auto t0 = Clock::now();
+        r = simulate_step(s.model, s.system, s.plan);
+        times.push_back(seconds_since(t0));
+    }
+    std::sort(times.begin(), times.end());
+    std::printf("megatron-1t run: catalog+scenario load %.1f ms; simulate_step median %.1f ms (min %.1f, max %.1f) over "
+                "%zu runs; %zu tasks, %zu events; step %.2f s\n",
+                load_s * 1e3, times[times.size() / 2] * 1e3, times.front() * 1e3, times.back() * 1e3, times.size(),
+                r.simulated_tasks, r.sim.events, r.step_time_s);
+
+    // 2. Plan evaluations per second: every (tp, pp, micro-batch, vpp) split of the 1T model on 3072 A100s.
+    std::vector<ParallelPlan> plans;
+    for (int tp : {1, 2, 4, 8})
+        for (int pp : {8, 16, 32, 64, 128})
+            for (int mb : {1, 2, 4})
+                for (int vpp : {1, 2}) {
+                    if (3072 % (tp * pp) != 0 || s.model.layers % (pp * vpp) != 0) continue;
+                    ParallelPlan p = s.plan;
+                    p.tp = tp, p.pp = pp, p.dp = 3072 / (tp * pp), p.micro_batch = mb, p.vpp = vpp;
+                    p.schedule = vpp > 1 ? Schedule::interleaved : Schedule::one_f_one_b;
+                    if (p.global_batch % (p.dp * mb) != 0) continue;
+                    plans.push_back(p);
+                }
+    size_t evaluated = 0, feasible = 0;
+    auto t0 = Clock::now();
+    while (seconds_since(t0) < 3.0) {
+        for (const auto& p : plans) {
+            feasible += simulate_step(s.model, s.system, p).feasible;
+            ++evaluated;
+        }
+    }
+    const double el = seconds_since(t0);
+    std::printf("plan evaluations: %zu in %.2f s = %.1f plans/s on one core (%zu distinct splits of the 1T model, %zu "
+                "feasible per sweep; infeasible plans stop before the engine)\n",
+                evaluated, el, evaluated / el, plans.size(), feasible * plans.size() / evaluated);
+
+    rusage ru{};
+    getrusage(RUSAGE_SELF, &ru);
+    std::printf("peak resident memory: %.1f MiB\n", ru.ru_maxrss / 1024.0);
+    return 0;
+}

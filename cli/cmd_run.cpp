@@ -11,6 +11,8 @@ namespace podsim {
 
 int cmd_run(const Args& args) {
     CommonFlags f = parse_flags(args, "run");
+    // Without a scenario, the built-in default: the seed case (1.2T parameters on a v4-2048 slice).
+    if (f.positional.empty()) f.positional.push_back(std::string(PODSIM_SCENARIO_DIR) + "/seed-1.2t-v4-2048.json");
     if (f.positional.size() != 1) throw UsageError("run: expected one SCENARIO.json (see podsim run --help)");
     const Catalog cat = Catalog::load(default_catalog_dir());
     const Scenario s = load_scenario(f.positional[0], cat);

@@ -11,11 +11,14 @@ namespace podsim {
 int cmd_validate(const Args& args) {
     // --detail ID: the full plan report for one run, to see where its time goes.
     std::string detail;
+    bool no_profiles = false;
     Args rest;
     for (size_t i = 0; i < args.size(); ++i) {
         if (args[i] == "--detail") {
             if (i + 1 >= args.size()) throw UsageError("validate: --detail needs a run id");
             detail = args[++i];
+        } else if (args[i] == "--no-profiles") {
+            no_profiles = true;
         } else {
             rest.push_back(args[i]);
         }
@@ -26,7 +29,9 @@ int cmd_validate(const Args& args) {
     std::vector<ValidationRow> rows;
     for (const auto& file : f.positional) {
         for (const auto& run : load_published_runs(file, cat)) {
-            const PublishedPrediction pred = simulate_published(run, StepOptions{});
+            StepOptions opt;
+            opt.use_profiles = !no_profiles;
+            const PublishedPrediction pred = simulate_published(run, opt);
             const StepResult& r = pred.step;
             if (run.id == detail) {
                 Scenario s{file, run.id, "published run; assumed: " + [&] {

@@ -24,7 +24,9 @@ Each command accepts --help. Exit status: 0 success, 1 bad input, 2 usage error,
 )";
 
 const std::map<std::string, std::string> kHelp = {
-    {"run", R"(usage: podsim run SCENARIO.json [--format text|json] [--out FILE] [--network analytical]
+    {"run", R"(usage: podsim run [SCENARIO.json] [--format text|json] [--out FILE] [--network analytical]
+
+Without SCENARIO.json, runs the built-in default: scenarios/seed-1.2t-v4-2048.json.
 
 Reads a scenario (model, system, parallel plan, batch, training settings; see scenarios/*.json),
 lowers it to the per-device task graph of one training step, runs the discrete-event engine and
@@ -39,12 +41,18 @@ and dollars under on-demand, spot and 1-/3-year commitment prices.
 Exit status 3 when the plan is impossible (TP not dividing heads, memory over HBM, ...): the
 reasons are printed.
 )"},
-    {"validate", R"(usage: podsim validate FILE.json... [--format text|json] [--out FILE]
+    {"validate", R"(usage: podsim validate FILE.json... [--format text|json] [--out FILE] [--detail ID] [--no-profiles]
 
 Reads published training runs (format: ../shared/validation/README.md), predicts each run's
 step time from its configuration alone, and prints id, published step time, predicted, error %,
 then the mean absolute percentage error (MAPE) and the worst error. With --format json the keys
 are runs[].id, runs[].predicted_step_time_s, mape_pct and max_error_pct.
+
+  --detail ID     print the full plan report of one run (breakdown, networks, memory, per-op times)
+  --no-profiles   ignore hardware/profiles/ and use the catalog's stated efficiencies only
+
+A run whose stated recomputation does not fit podsim's memory model is simulated with the next
+recomputation mode that fits (the run did fit, so it recomputed more); the note column says so.
 )"},
     {"fit", R"(usage: podsim fit RUNS.json... --chip ID --precision 16bit|fp8 [--out PROFILE.json]
 

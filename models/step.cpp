@@ -355,15 +355,15 @@ StepResult simulate_step(const ModelSpec& m, const SystemSpec& sys, const Parall
     }
 
     EngineOptions eo;
-    eo.record_timeline = true;
+    eo.record_timeline = opt.record_timeline;
     r.sim = run_engine(g, eo);
     r.simulated_tasks = g.task_count();
     r.step_time_s = r.sim.makespan_s;
     r.micro_batches = mbs;
 
     // --- breakdown on the critical stage -----------------------------------------------------------------------
-    std::vector<double> start(g.task_count()), finish(g.task_count());
-    for (const auto& sp : r.sim.timeline) start[sp.task] = sp.start_s, finish[sp.task] = sp.finish_s;
+    const auto& start = r.sim.start_s;
+    const auto& finish = r.sim.finish_s;
     int crit = 0;
     double latest = -1;
     for (int s = 0; s < P; ++s)
@@ -376,7 +376,6 @@ StepResult simulate_step(const ModelSpec& m, const SystemSpec& sys, const Parall
                              std::max(0.0, r.step_time_s - finish[opt_task[crit]]);
     r.breakdown.exposed_comm_s = cs.by_category_s[kExposedComm] + sync_wait;
     r.breakdown.bubble_s = std::max(0.0, r.step_time_s - cs.busy_s - sync_wait);
-    if (!opt.record_timeline) r.sim.timeline.clear();
 
     // --- throughput and utilization ----------------------------------------------------------------------------
     r.tokens_per_step = double(p.global_batch) * m.seq_len;

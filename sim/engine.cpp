@@ -33,7 +33,9 @@ SimResult run_engine(const TaskGraph& g, const EngineOptions& opt) {
     SimResult r;
     r.streams.assign(ns, {});
     std::vector<bool> stream_started(ns, false);
-    std::vector<double> ready_at(n, 0.0);
+    std::vector<double>& ready_at = r.start_s;
+    ready_at.assign(n, 0.0);
+    r.finish_s.assign(n, 0.0);
     using Event = std::pair<double, uint32_t>;  // (finish time, task)
     std::priority_queue<Event, std::vector<Event>, std::greater<>> events;
 
@@ -41,6 +43,7 @@ SimResult run_engine(const TaskGraph& g, const EngineOptions& opt) {
         const auto& c = classes[tasks[t].cost_class];
         const double s = ready_at[t];
         const double f = s + c.duration_s;
+        r.finish_s[t] = f;
         auto& st = r.streams[tasks[t].stream];
         if (!stream_started[tasks[t].stream]) st.first_start_s = s, stream_started[tasks[t].stream] = true;
         st.busy_s += c.duration_s;

@@ -22,7 +22,8 @@ struct Span {
 struct SimResult {
     double makespan_s = 0;
     std::vector<StreamStats> streams;
-    std::vector<Span> timeline;  // filled only when asked for
+    std::vector<double> start_s, finish_s;  // per task
+    std::vector<Span> timeline;             // filled only when asked for, in start order
     size_t events = 0;
 };
 

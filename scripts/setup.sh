@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Installs what podsim needs from Debian's packages (only what is missing), then configures and builds it.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+packages=(cmake g++ make pkg-config libsimgrid-dev libboost-graph-dev libfmt-dev nlohmann-json3-dev doctest-dev)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]}"
+  SUDO=""; [[ $(id -u) -ne 0 ]] && SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake --build build -j"$(nproc)"
