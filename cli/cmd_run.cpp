@@ -23,7 +23,8 @@ int cmd_run(const Args& args) {
         // An impossible plan is an answer, but not a success: the reasons go to stderr, no output file is written.
         std::cout << out;
         std::string why;
-        for (const auto& x : r.infeasible) why += (why.empty() ? "" : "; ") + x;
+        for (size_t i = 0; i < r.infeasible.size(); ++i)
+            why += (why.empty() ? "" : "; ") + r.infeasible_paths[i] + ": " + r.infeasible[i];
         std::cerr << "podsim: infeasible plan: " << s.file << ": " << why << "\n";
         return 3;
     }

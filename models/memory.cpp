@@ -31,14 +31,18 @@ MemoryBreakdown memory_per_device(const ModelSpec& m, const ParallelPlan& p, con
     const double params = in.stage_params / p.tp;
     const double z = in.zero_shard;
     const double layer_params = m.params_per_layer() / p.tp;
-    r.weights_bytes = p.zero >= 3 ? 2 * params / z + 2 * 2 * layer_params : 2 * params;  // + prefetch double buffer
+    // A 16-bit compute copy of the weights, unless the framework keeps only the fp32 master and casts on use
+    // (XLA/MaxText: weights gathered in fp32); FSDP holds a shard plus two gathered layers (prefetch).
+    const double copy = p.compute_weight_copy ? 2 : 0;
+    r.weights_bytes = p.zero >= 3 ? copy * params / z + 2 * p.param_gather_bytes * layer_params : copy * params;
     r.master_bytes = p.master_weight_bytes * params / (p.zero >= 1 ? z : 1);
     r.gradients_bytes = p.grad_reduce_bytes * params / (p.zero >= 2 ? z : 1);
     r.optimizer_bytes = 8 * params / (p.zero >= 1 ? z : 1);
     const double per_layer = layer_activation_bytes(m, p);
     r.activations_bytes = per_layer * in.layers_on_stage * in.in_flight_microbatches;
     const double T = double(p.micro_batch) * m.seq_len / p.cp;
-    if (in.last_stage) r.transient_bytes += T * double(m.vocab) / p.tp * (2 + 4 + 4);
+    // Logits in 16 bits and their fp32 softmax/gradient buffer for one micro-batch.
+    if (in.last_stage) r.transient_bytes += T * double(m.vocab) / p.tp * (2 + 4);
     if (p.recompute == Recompute::full) {
         ParallelPlan none = p;
         none.recompute = Recompute::none;

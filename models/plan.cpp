@@ -37,7 +37,7 @@ ParallelPlan plan_from_json(const JsonObject& par, const JsonObject& batch, cons
                    "param_gather_overlap"});
     batch.only_keys({"global_batch_seqs", "micro_batch"});
     tr.only_keys({"precision", "recompute", "attention", "grad_reduce_bytes", "param_gather_bytes", "token_budget",
-                  "optimizer"});
+                  "optimizer", "compute_weight_copy"});
     ParallelPlan p;
     p.dp = static_cast<int>(par.positive_int("dp"));
     p.tp = static_cast<int>(par.positive_int("tp"));
@@ -78,6 +78,7 @@ ParallelPlan plan_from_json(const JsonObject& par, const JsonObject& batch, cons
     if (tr.has("grad_reduce_bytes")) p.grad_reduce_bytes = tr.positive("grad_reduce_bytes");
     if (tr.has("param_gather_bytes")) p.param_gather_bytes = tr.positive("param_gather_bytes");
     if (tr.has("optimizer")) tr.one_of("optimizer", {"adamw"});
+    p.compute_weight_copy = tr.opt_bool("compute_weight_copy").value_or(true);
     return p;
 }
 

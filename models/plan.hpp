@@ -45,6 +45,7 @@ struct ParallelPlan {
     double grad_reduce_bytes = 2;       // bytes per gradient element on the wire (2: bf16/fp16, 4: fp32)
     double param_gather_bytes = 2;      // bytes per weight element gathered by FSDP / distributed optimizer
     double master_weight_bytes = 4;     // fp32 master copy
+    bool compute_weight_copy = true;    // a 16-bit copy of the weights besides the master (false: cast on use, XLA)
 
     long long micro_batches() const { return global_batch / (micro_batch * dp); }
     int chips() const { return dp * tp * pp * cp; }

@@ -121,8 +121,10 @@ PublishedRun read_run(const JsonObject& o, const Catalog& cat) {
                                                                ? Precision::fp16
                                                                : Precision::bf16;
     if (has(precision, "fp32 weights")) {
-        p.param_gather_bytes = 4, p.grad_reduce_bytes = 4;  // MaxText: fp32 params gathered, fp32 gradients
-        r.assumptions.push_back("fp32 weights: FSDP gathers and reduces 4-byte elements");
+        // MaxText: fp32 parameters only, cast to bf16 on use (XLA moves the cast before the FSDP all-gather);
+        // gradients are fp32.
+        p.compute_weight_copy = false, p.param_gather_bytes = 2, p.grad_reduce_bytes = 4;
+        r.assumptions.push_back("fp32 weights: no 16-bit copy, bf16 FSDP gathers, fp32 gradient reduction");
     }
     const std::string rc = lower(set.opt_string("recompute").value_or(""));
     if (rc.empty()) {

@@ -101,35 +101,42 @@ StepResult simulate_step(const ModelSpec& m, const SystemSpec& sys, const Parall
                                       " (" + prof.method + "); other efficiencies: stated defaults of " + chip.file;
             }
     }
-    auto fail = [&](std::string why) {
+    auto fail = [&](std::string why, const char* path) {
         r.feasible = false;
         r.infeasible.push_back(std::move(why));
+        r.infeasible_paths.push_back(path);
     };
 
     // --- feasibility of the split --------------------------------------------------------------------------
     if (p.chips() != sys.chips)
         fail("dp x tp x pp x cp = " + std::to_string(p.chips()) + " but the system has " + std::to_string(sys.chips) +
-             " chips (" + sys.label + ")");
+             " chips (" + sys.label + ")",
+             "$.parallel");
     if (m.heads % p.tp != 0)
-        fail("TP=" + std::to_string(p.tp) + " does not divide the " + std::to_string(m.heads) + " attention heads");
+        fail("TP=" + std::to_string(p.tp) + " does not divide the " + std::to_string(m.heads) + " attention heads",
+             "$.parallel.tp");
     if (m.kv_heads % p.tp != 0 && p.tp % m.kv_heads != 0)
         fail("TP=" + std::to_string(p.tp) + " neither divides nor is a multiple of the " + std::to_string(m.kv_heads) +
-             " KV heads");
+             " KV heads",
+             "$.parallel.tp");
     if (m.ffn_hidden % p.tp != 0)
-        fail("TP=" + std::to_string(p.tp) + " does not divide ffn_hidden=" + std::to_string(m.ffn_hidden));
+        fail("TP=" + std::to_string(p.tp) + " does not divide ffn_hidden=" + std::to_string(m.ffn_hidden), "$.parallel.tp");
     if (m.layers < p.pp * p.vpp)
         fail("pp x vpp = " + std::to_string(p.pp * p.vpp) + " model chunks but only " + std::to_string(m.layers) +
-             " layers");
-    if (m.seq_len % p.cp != 0) fail("CP=" + std::to_string(p.cp) + " does not divide seq_len");
+             " layers",
+             "$.parallel.pp");
+    if (m.seq_len % p.cp != 0) fail("CP=" + std::to_string(p.cp) + " does not divide seq_len", "$.parallel.cp");
     if (p.global_batch % (p.micro_batch * p.dp) != 0)
         fail("global batch " + std::to_string(p.global_batch) + " is not a multiple of micro_batch x dp = " +
-             std::to_string(p.micro_batch * p.dp));
+             std::to_string(p.micro_batch * p.dp),
+             "$.batch.global_batch_seqs");
     const long long mbs = p.global_batch / std::max<long long>(1, p.micro_batch * p.dp);
     if (p.schedule == Schedule::interleaved && mbs % p.pp != 0)
         fail("interleaved 1F1B needs the micro-batch count (" + std::to_string(mbs) + ") to be a multiple of pp (" +
-             std::to_string(p.pp) + ")");
-    if (p.precision == Precision::fp8 && !chip.has_fp8()) fail(chip.name + " has no fp8 tensor math");
-    if (p.pp > 1 && p.zero >= 2) fail("ZeRO-2/3 with pipeline parallelism is not supported (as in Megatron-LM)");
+             std::to_string(p.pp) + ")",
+             "$.parallel.vpp");
+    if (p.precision == Precision::fp8 && !chip.has_fp8()) fail(chip.name + " has no fp8 tensor math", "$.training.precision");
+    if (p.pp > 1 && p.zero >= 2) fail("ZeRO-2/3 with pipeline parallelism is not supported (as in Megatron-LM)", "$.parallel.zero");
 
     const Layout lay = layout_for(sys, p);
     CostContext ctx;
@@ -139,7 +146,7 @@ StepResult simulate_step(const ModelSpec& m, const SystemSpec& sys, const Parall
     ctx.cp = place_group(sys, lay.sizes, lay.cp);
     GroupNetwork dpnet = place_group(sys, lay.sizes, lay.dp);
     for (const GroupNetwork* g : {&ctx.tp, &ctx.cp, &dpnet})
-        if (!g->placeable) fail(g->why_not);
+        if (!g->placeable) fail(g->why_not, "$.parallel");
     if (!r.feasible && opt.skip_engine_if_infeasible) return r;
 
     // FSDP shards over the dp levels inside a slice; across slices (DCN) the shards are all-reduced (HSDP).
@@ -203,7 +210,7 @@ StepResult simulate_step(const ModelSpec& m, const SystemSpec& sys, const Parall
             char buf[200];
             std::snprintf(buf, sizeof buf, "needs %.1f GiB per device but %s has %.1f GiB of HBM",
                           worst.total_bytes / (1ull << 30), chip.name.c_str(), worst.hbm_bytes / (1ull << 30));
-            fail(buf);
+            fail(buf, "$.batch.micro_batch");
         }
     }
 

@@ -30,6 +30,7 @@ struct NetworkUse {
 struct StepResult {
     bool feasible = true;
     std::vector<std::string> infeasible;  // reasons, when not feasible
+    std::vector<std::string> infeasible_paths;  // the scenario JSON path each reason is about
     double step_time_s = 0;
     StepBreakdown breakdown;
     double tokens_per_step = 0;
