@@ -8,8 +8,10 @@
 #include <vector>
 
 #include "hardware/catalog.hpp"
+#include "models/published_run.hpp"
 #include "models/scenario.hpp"
 #include "models/step.hpp"
+#include "sim/network_backend.hpp"
 
 using namespace podsim;
 using Clock = std::chrono::steady_clock;
@@ -66,6 +68,42 @@ int main() {
 
     rusage ru{};
     getrusage(RUSAGE_SELF, &ru);
-    std::printf("peak resident memory: %.1f MiB\n", ru.ru_maxrss / 1024.0);
+    std::printf("peak resident memory (analytical runs): %.1f MiB\n", ru.ru_maxrss / 1024.0);
+
+    // 3. Whole training steps through the SimGrid backend: every instance of every collective of the plan lowered
+    //    to flows on the full topology graph and simulated together (results cached per distinct collective).
+    auto simgrid_step = [&](const char* label, const ModelSpec& m, const SystemSpec& sys, const ParallelPlan& p) {
+        auto t0 = Clock::now();
+        CollectiveTimer timer(sys, NetworkBackend::simgrid);
+        StepOptions opt;
+        opt.timer = &timer;
+        opt.skip_engine_if_infeasible = false;
+        StepResult sr = simulate_step(m, sys, p, opt);
+        const double wall = seconds_since(t0);
+        rusage self{}, kids{};
+        getrusage(RUSAGE_SELF, &self);
+        getrusage(RUSAGE_CHILDREN, &kids);
+        std::printf("simgrid step, %s (%d chips): %.1f s wall, %zu flow simulations, step %.2f s (analytical %.2f s), "
+                    "peak memory %.0f MiB (largest SimGrid child %.0f MiB)\n",
+                    label, sys.chips, wall, timer.simulations(), sr.step_time_s,
+                    simulate_step(m, sys, p, StepOptions{}).step_time_s, self.ru_maxrss / 1024.0, kids.ru_maxrss / 1024.0);
+    };
+    // 4. Predicted NCCL all-reduce bus bandwidth (busbw = 2 (n-1)/n x bytes / time, nccl-tests' definition) for
+    //    8 GB on 8 x H100 in one DGX and on 16 over two, analytical and SimGrid, against published nccl-tests runs.
+    for (int nodes : {1, 2}) {
+        const SystemSpec sys = cat.gpu_system("dgx-h100", nodes, "bench", "$");
+        const std::vector<int> sizes{8 * nodes};
+        const GroupRef g{sizes, 0, GroupRef::Part::all};
+        const double bytes = 8e9, n = 8.0 * nodes;
+        for (NetworkBackend b : {NetworkBackend::analytical, NetworkBackend::simgrid}) {
+            CollectiveTimer timer(sys, b);
+            const auto c = timer.cost(Collective::all_reduce, bytes, g);
+            std::printf("nccl all-reduce 8 GB on %d x H100 (%d node%s), %s: %s, busbw %.0f GB/s\n", 8 * nodes, nodes,
+                        nodes > 1 ? "s" : "", to_string(b), c.algorithm, 2 * (n - 1) / n * bytes / c.time_s / 1e9);
+        }
+    }
+    simgrid_step("Megatron 1T on 3072 A100", s.model, s.system, s.plan);
+    for (const auto& run : load_published_runs(std::string(PODSIM_SHARED_DIR) + "/validation/published_runs.json", cat))
+        if (run.id == "palm-540b") simgrid_step("PaLM 540B on 6144 TPU v4", run.model, run.system, run.plan);
     return 0;
 }

@@ -16,7 +16,10 @@ int cmd_run(const Args& args) {
     if (f.positional.size() != 1) throw UsageError("run: expected one SCENARIO.json (see podsim run --help)");
     const Catalog cat = Catalog::load(default_catalog_dir());
     const Scenario s = load_scenario(f.positional[0], cat);
-    const StepResult r = simulate_step(s.model, s.system, s.plan);
+    const CollectiveTimer timer(s.system, use_simgrid(f) ? NetworkBackend::simgrid : NetworkBackend::analytical);
+    StepOptions opt;
+    opt.timer = &timer;
+    const StepResult r = simulate_step(s.model, s.system, s.plan, opt);
     const CostReport c = cost_report(s.system, r, s.token_budget, cat, s.region);
     const std::string out = f.format == "json" ? plan_json(s, r, c).dump(2) + "\n" : plan_text(s, r, c);
     if (!r.feasible) {

@@ -29,8 +29,11 @@ int cmd_validate(const Args& args) {
     std::vector<ValidationRow> rows;
     for (const auto& file : f.positional) {
         for (const auto& run : load_published_runs(file, cat)) {
+            const CollectiveTimer timer(run.system,
+                                        use_simgrid(f) ? NetworkBackend::simgrid : NetworkBackend::analytical);
             StepOptions opt;
             opt.use_profiles = !no_profiles;
+            opt.timer = &timer;
             const PublishedPrediction pred = simulate_published(run, opt);
             const StepResult& r = pred.step;
             if (run.id == detail) {

@@ -20,6 +20,7 @@ struct CommonFlags {
     std::vector<std::string> positional;
 };
 CommonFlags parse_flags(const Args& args, const std::string& cmd);
+inline bool use_simgrid(const CommonFlags& f) { return f.network == "simgrid"; }
 // Writes all of `text` to `out` (or stdout when empty); a file is written whole or not at all.
 void emit(const std::string& text, const std::string& out);
 

@@ -23,9 +23,8 @@ CommonFlags parse_flags(const Args& args, const std::string& cmd) {
             f.out = value();
         } else if (a == "--network") {
             f.network = value();
-            if (f.network != "analytical")
-                throw UsageError(cmd + ": --network expects analytical (the SimGrid backend is not built yet), got \"" +
-                                 f.network + "\"");
+            if (f.network != "analytical" && f.network != "simgrid")
+                throw UsageError(cmd + ": --network expects analytical or simgrid, got \"" + f.network + "\"");
         } else if (a.rfind("--", 0) == 0) {
             throw UsageError(cmd + ": unknown option " + a + " (see podsim " + cmd + " --help)");
         } else {

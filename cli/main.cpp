@@ -36,12 +36,16 @@ and dollars under on-demand, spot and 1-/3-year commitment prices.
 
   --format text|json   output format (default text)
   --out FILE           write the output to FILE (written only when the command succeeds)
-  --network analytical the network backend (analytical alpha-beta; SimGrid comes with issue #3)
+  --network analytical|simgrid
+                       analytical (default): closed-form alpha-beta per topology and algorithm, no
+                       contention; simgrid: every instance of each collective lowered to flows on the
+                       topology graph and run together in SimGrid, so groups that share links contend
 
 Exit status 3 when the plan is impossible (TP not dividing heads, memory over HBM, ...): the
 reasons are printed.
 )"},
     {"validate", R"(usage: podsim validate FILE.json... [--format text|json] [--out FILE] [--detail ID] [--no-profiles]
+                       [--network analytical|simgrid]
 
 Reads published training runs (format: ../shared/validation/README.md), predicts each run's
 step time from its configuration alone, and prints id, published step time, predicted, error %,

@@ -21,6 +21,11 @@ struct SystemSpec {
     bool is_gpu = false;
     NodeSpec node;
     int nodes = 0;
+    // Scale-out fabric (rail-optimized fat tree): nodes under one leaf switch per rail, and the leaf-to-spine
+    // oversubscription (1 = full bisection, as a DGX SuperPOD scalable unit of 32 nodes).
+    int nodes_per_leaf = 32;
+    double oversubscription = 1.0;
+    bool twisted = false;  // TPU: twisted torus wraparound (Cloud offers it for AxAx2A and Ax2Ax2A shapes)
 
     int chips_per_slice() const { return chips / slices; }
     int chips_per_host() const { return is_gpu ? node.gpus_per_node : chip.tpu->chips_per_host; }

@@ -90,6 +90,40 @@ TpuPlacement place_tpu(const SystemSpec& sys, const std::vector<int>& sizes) {
 
 }  // namespace
 
+GroupShape group_shape(const SystemSpec& sys, const std::vector<int>& sizes, size_t which) {
+    GroupShape s;
+    const int n = sizes.at(which);
+    if (n <= 1) return s;
+    if (sys.is_gpu) {
+        const long long stride = product(sizes, which);
+        const int G = sys.node.gpus_per_node;
+        const int per_node = stride >= G ? 1 : std::min<long long>(n, G / stride);
+        if (per_node > 1) s.dims.push_back({per_node, false, false, true, false});
+        if (n / per_node > 1) s.dims.push_back({n / per_node, false, false, false, false});
+        return s;
+    }
+    auto p = place_tpu(sys, sizes);
+    if (!p.ok) return s;
+    for (const auto& u : p.ici[which]) s.dims.push_back({u.length, u.wrap && u.length > 2, false, false, true});
+    if (p.dcn[which] > 1) s.dims.push_back({p.dcn[which], false, true, false, false});
+    return s;
+}
+
+std::vector<std::vector<uint32_t>> group_instances(const std::vector<int>& sizes, size_t which) {
+    long long total = 1;
+    for (int x : sizes) total *= x;
+    const long long stride = product(sizes, which);
+    const int n = sizes.at(which);
+    std::vector<std::vector<uint32_t>> out;
+    for (long long r = 0; r < total; ++r) {
+        if ((r / stride) % n != 0) continue;  // r is the first member of its group
+        std::vector<uint32_t> members(n);
+        for (int m = 0; m < n; ++m) members[m] = static_cast<uint32_t>(r + m * stride);
+        out.push_back(std::move(members));
+    }
+    return out;
+}
+
 GroupNetwork place_group(const SystemSpec& sys, const std::vector<int>& sizes, size_t which) {
     GroupNetwork gn;
     const int n = sizes.at(which);
@@ -120,7 +154,7 @@ GroupNetwork place_group(const SystemSpec& sys, const std::vector<int>& sizes, s
             double axis_bw = (u.wrap ? 2.0 : 1.0) * sys.chip.ici_link_bytes_per_s / u.stride;
             if (u.length == 2) axis_bw = sys.chip.ici_link_bytes_per_s / u.stride;
             bw += axis_bw;
-            steps += u.wrap ? u.length / 2 : u.length - 1;
+            steps += u.length - 1;
             wrapped += u.wrap;
         }
         std::string name = "ICI " + std::to_string(uses.size()) + (uses.size() == 1 ? " axis " : " axes ") +

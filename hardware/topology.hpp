@@ -34,6 +34,23 @@ struct GroupNetwork {
 // GPUs fill nodes in rank order; TPU groups take whole torus axes in order, spilling outermost into DCN slices.
 GroupNetwork place_group(const SystemSpec& sys, const std::vector<int>& sizes_inner_to_outer, size_t which);
 
+// The shape of a group for lowering collectives to flows: its member index is mixed-radix over `dims` (inner first).
+// GPU: [members per node (NVLink), nodes (NICs)]; TPU: one dim per torus axis it spans, then DCN slices.
+struct GroupDim {
+    int length = 1;
+    bool bidirectional = false;  // a wrapped torus axis: rings both ways
+    bool dcn = false;            // crosses slices over the data-center network
+    bool intra_node = false;     // GPU: inside one NVLink domain
+    bool ici = false;            // TPU: a torus axis (rings on all axes at once: multi-ring)
+};
+struct GroupShape {
+    std::vector<GroupDim> dims;  // product of lengths = group size
+};
+GroupShape group_shape(const SystemSpec& sys, const std::vector<int>& sizes_inner_to_outer, size_t which);
+
+// Every instance of group `which` (e.g. all 512 data-parallel groups), members as global chip ranks in group order.
+std::vector<std::vector<uint32_t>> group_instances(const std::vector<int>& sizes_inner_to_outer, size_t which);
+
 // Point-to-point bandwidth between neighbouring members of group `which` (pipeline stages).
 NetLevel neighbour_link(const SystemSpec& sys, const std::vector<int>& sizes_inner_to_outer, size_t which);
 

@@ -48,14 +48,15 @@ double op_time_s(const Op& o, const CostContext& c) {
         }
         case OpKind::elementwise: return mem_s + launch_s;
         case OpKind::collective: {
-            const GroupNetwork& net = o.group == CommGroup::tp ? c.tp : o.group == CommGroup::cp ? c.cp : c.fsdp;
+            const GroupRef& g = o.group == CommGroup::tp ? c.tp : o.group == CommGroup::cp ? c.cp : c.fsdp;
             if (o.comm == CommKind::send_recv) {
-                // A ring exchange: (n-1) steps of one block each, to the next rank.
-                if (net.levels.empty()) return 0;
-                const auto& l = net.levels.back();
-                return o.comm_bytes / l.bytes_per_s + (net.size() - 1) * l.latency_s;
+                // The CP ring exchange: n-1 steps of one block each to the next rank, i.e. a ring all-gather of
+                // n blocks.
+                const int n = g.sizes.at(g.which);
+                if (n <= 1) return 0;
+                return c.timer->cost(Collective::all_gather, o.comm_bytes * n / (n - 1), g).time_s;
             }
-            return collective_cost(to_collective(o.comm), o.comm_bytes, net).time_s;
+            return c.timer->cost(to_collective(o.comm), o.comm_bytes, g).time_s;
         }
     }
     return 0;

@@ -3,7 +3,7 @@
 #include <vector>
 
 #include "hardware/chip.hpp"
-#include "hardware/topology.hpp"
+#include "sim/network_backend.hpp"
 #include "models/layer_ops.hpp"
 
 namespace podsim {
@@ -11,7 +11,8 @@ namespace podsim {
 struct CostContext {
     const ChipSpec* chip = nullptr;
     const ParallelPlan* plan = nullptr;
-    GroupNetwork tp, cp, fsdp;
+    const CollectiveTimer* timer = nullptr;
+    GroupRef tp, cp, fsdp;
 };
 
 struct PassCost {

@@ -139,20 +139,27 @@ StepResult simulate_step(const ModelSpec& m, const SystemSpec& sys, const Parall
     if (p.pp > 1 && p.zero >= 2) fail("ZeRO-2/3 with pipeline parallelism is not supported (as in Megatron-LM)", "$.parallel.zero");
 
     const Layout lay = layout_for(sys, p);
+    const CollectiveTimer local_timer(sys, NetworkBackend::analytical);
+    const CollectiveTimer& timer = opt.timer ? *opt.timer : local_timer;
     CostContext ctx;
     ctx.chip = &chip;
     ctx.plan = &p;
-    ctx.tp = place_group(sys, lay.sizes, lay.tp);
-    ctx.cp = place_group(sys, lay.sizes, lay.cp);
-    GroupNetwork dpnet = place_group(sys, lay.sizes, lay.dp);
-    for (const GroupNetwork* g : {&ctx.tp, &ctx.cp, &dpnet})
-        if (!g->placeable) fail(g->why_not, "$.parallel");
-    if (!r.feasible && opt.skip_engine_if_infeasible) return r;
-
+    ctx.timer = &timer;
+    const GroupRef dp_ref{lay.sizes, lay.dp, GroupRef::Part::all};
+    ctx.tp = {lay.sizes, lay.tp, GroupRef::Part::all};
+    ctx.cp = {lay.sizes, lay.cp, GroupRef::Part::all};
     // FSDP shards over the dp levels inside a slice; across slices (DCN) the shards are all-reduced (HSDP).
-    GroupNetwork fsdpnet, dcnnet;
-    for (const auto& l : dpnet.levels) (l.name == "DCN" ? dcnnet : fsdpnet).levels.push_back(l);
-    ctx.fsdp = p.zero >= 3 ? fsdpnet : GroupNetwork{};
+    ctx.fsdp = {lay.sizes, lay.dp, GroupRef::Part::inside_slice};
+    const GroupRef dcn_ref{lay.sizes, lay.dp, GroupRef::Part::across_slices};
+    const GroupRef pp_ref{lay.sizes, lay.pp, GroupRef::Part::all};
+    const GroupNetwork dpnet = place_group(sys, lay.sizes, lay.dp);
+    for (size_t gi : {lay.tp, lay.cp, lay.dp}) {
+        const GroupNetwork g = place_group(sys, lay.sizes, gi);
+        if (!g.placeable) fail(g.why_not, "$.parallel");
+    }
+    if (!r.feasible && opt.skip_engine_if_infeasible) return r;
+    const GroupNetwork fsdpnet = part_of(dpnet, GroupRef::Part::inside_slice);
+    const GroupNetwork dcnnet = part_of(dpnet, GroupRef::Part::across_slices);
     const int zero_shard = p.zero >= 1 ? (p.zero >= 3 ? fsdpnet.size() : p.dp) : 1;
     const NetLevel pp_link = neighbour_link(sys, lay.sizes, lay.pp);
 
@@ -165,9 +172,9 @@ StepResult simulate_step(const ModelSpec& m, const SystemSpec& sys, const Parall
     double fsdp_fwd_s = 0, fsdp_bwd_s = 0;
     const double layer_params_dev = m.params_per_layer() / p.tp;
     if (p.zero >= 3 && fsdpnet.size() > 1) {
-        fsdp_fwd_s = collective_cost(Collective::all_gather, layer_params_dev * p.param_gather_bytes, fsdpnet).time_s;
+        fsdp_fwd_s = timer.cost(Collective::all_gather, layer_params_dev * p.param_gather_bytes, ctx.fsdp).time_s;
         fsdp_bwd_s = fsdp_fwd_s +
-                     collective_cost(Collective::reduce_scatter, layer_params_dev * p.grad_reduce_bytes, fsdpnet).time_s;
+                     timer.cost(Collective::reduce_scatter, layer_params_dev * p.grad_reduce_bytes, ctx.fsdp).time_s;
     }
     const PassCost layer_f = pass_cost(L.forward, ctx, fsdp_fwd_s);
     const PassCost layer_b = pass_cost(back_with_recompute, ctx, fsdp_bwd_s);
@@ -216,13 +223,15 @@ StepResult simulate_step(const ModelSpec& m, const SystemSpec& sys, const Parall
 
     // --- networks used, for the report -----------------------------------------------------------------------
     const double act_bytes = double(p.micro_batch) * m.seq_len / p.cp * m.hidden * 2;
-    auto describe = [&](const char* name, int size, const GroupNetwork& g, Collective c, double bytes) {
-        if (size > 1) r.networks.push_back({name, size, g.describe(), collective_cost(c, bytes, g).algorithm});
+    auto describe = [&](const char* name, int size, const GroupRef& g, Collective c, double bytes) {
+        if (size > 1)
+            r.networks.push_back({name, size, place_group(sys, g.sizes, g.which).describe(),
+                                  timer.cost(c, bytes, g).algorithm});
     };
     describe("tp", p.tp, ctx.tp, p.sp ? Collective::reduce_scatter : Collective::all_reduce, act_bytes);
-    describe("cp", p.cp, ctx.cp, Collective::send_recv, act_bytes);
+    describe("cp", p.cp, ctx.cp, Collective::all_gather, act_bytes);
     const double grad_bytes_dev = stage_params[0] / p.tp * p.grad_reduce_bytes;
-    describe("dp", p.dp, dpnet, p.zero >= 1 ? Collective::reduce_scatter : Collective::all_reduce, grad_bytes_dev);
+    describe("dp", p.dp, dp_ref, p.zero >= 1 ? Collective::reduce_scatter : Collective::all_reduce, grad_bytes_dev);
     if (P > 1) r.networks.push_back({"pp", P, pp_link.name, "p2p"});
 
     if (!r.feasible && opt.skip_engine_if_infeasible) return r;
@@ -246,11 +255,10 @@ StepResult simulate_step(const ModelSpec& m, const SystemSpec& sys, const Parall
     const bool bucketed = (dp_sync || dcn_sync) && p.dp_overlap;
     auto grad_sync_s = [&](double params_dev) {
         if (dp_sync)
-            return collective_cost(p.zero >= 1 ? Collective::reduce_scatter : Collective::all_reduce,
-                                   params_dev * p.grad_reduce_bytes, dpnet).time_s;
+            return timer.cost(p.zero >= 1 ? Collective::reduce_scatter : Collective::all_reduce,
+                              params_dev * p.grad_reduce_bytes, dp_ref).time_s;
         if (dcn_sync)  // HSDP: each chip's FSDP shard all-reduced across slices
-            return collective_cost(Collective::all_reduce, params_dev / fsdpnet.size() * p.grad_reduce_bytes, dcnnet)
-                .time_s;
+            return timer.cost(Collective::all_reduce, params_dev / fsdpnet.size() * p.grad_reduce_bytes, dcn_ref).time_s;
         return 0.0;
     };
     for (int s = 0; s < P; ++s) {
@@ -275,7 +283,7 @@ StepResult simulate_step(const ModelSpec& m, const SystemSpec& sys, const Parall
         }
     }
     const double p2p_bytes = act_bytes / (p.tp > 1 ? p.tp : 1);  // scatter/gather across TP ranks (Megatron)
-    const double p2p_s = P > 1 ? p2p_bytes / pp_link.bytes_per_s + pp_link.latency_s : 0;
+    const double p2p_s = P > 1 ? timer.cost(Collective::send_recv, p2p_bytes, pp_ref).time_s : 0;
     const uint32_t cP2P = g.add_cost_class(make_class("p2p", p2p_s, 0, kSideComm));
 
     // Compute tasks in each stage's program order.
@@ -354,13 +362,17 @@ StepResult simulate_step(const ModelSpec& m, const SystemSpec& sys, const Parall
         for (uint32_t d : dp_tasks[s]) g.add_dependency(d, opt_task[s]);
         tail_task[s] = opt_task[s];
         if (p.zero >= 1 && p.zero < 3 && p.dp > 1 && !p.param_gather_overlap) {
-            const double ag = collective_cost(Collective::all_gather, stage_params[s] / p.tp * 2, dpnet).time_s;
+            const double ag = timer.cost(Collective::all_gather, stage_params[s] / p.tp * 2, dp_ref).time_s;
             const uint32_t ca = g.add_cost_class(make_class("param all-gather", ag, 0, kSideComm));
             tail_task[s] = g.add_task(s_dp[s], ca);
             g.add_dependency(opt_task[s], tail_task[s]);
         }
     }
 
+    r.network_backend = timer.backend() == NetworkBackend::analytical
+                            ? "analytical (closed-form alpha-beta per topology level)"
+                            : "simgrid (" + std::to_string(timer.simulations()) +
+                                  " flow-level simulations of every group instance, cached per collective)";
     EngineOptions eo;
     eo.record_timeline = opt.record_timeline;
     r.sim = run_engine(g, eo);

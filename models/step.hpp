@@ -10,6 +10,7 @@
 #include "models/plan.hpp"
 #include "models/transformer.hpp"
 #include "sim/engine.hpp"
+#include "sim/network_backend.hpp"
 
 namespace podsim {
 
@@ -44,6 +45,7 @@ struct StepResult {
     long long micro_batches = 0;
     std::vector<NetworkUse> networks;
     std::string efficiency_source;    // which efficiencies the op costs used
+    std::string network_backend;      // "analytical" or "simgrid (N flow simulations)"
     size_t simulated_tasks = 0;
     int critical_stage = 0;
     SimResult sim;                    // timeline only when asked for
@@ -55,6 +57,7 @@ struct StepOptions {
     bool skip_engine_if_infeasible = true;
     bool use_profiles = true;                       // apply hardware/profiles/ efficiencies for the chip
     double matmul_fraction_override = 0;            // > 0: use this GEMM efficiency (for fitting)
+    const CollectiveTimer* timer = nullptr;         // network backend; nullptr: analytical for this system
 };
 
 inline constexpr const char* kMfuConvention =

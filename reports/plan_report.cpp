@@ -57,6 +57,7 @@ std::string plan_text(const Scenario& s, const StepResult& r, const CostReport& 
     line("HFU", fmt::format("{:.1f}%  (executed FLOPs incl. recomputation)", 100 * r.hfu));
     for (const auto& n : r.networks)
         line("network " + n.group, fmt::format("{} ranks over {} ({})", n.size, n.path, n.algorithm));
+    line("network backend", r.network_backend);
     line("efficiencies", r.efficiency_source);
     const auto& m = r.memory;
     line("memory per device", fmt::format("{:.1f} GiB of {:.1f} GiB HBM ({})", m.total_bytes / kGiB, m.hbm_bytes / kGiB,
@@ -128,6 +129,7 @@ Json plan_json(const Scenario& s, const StepResult& r, const CostReport& c) {
     j["model_flops_per_step"] = r.model_flops_per_step;
     j["hardware_flops_per_step"] = r.hardware_flops_per_step;
     j["efficiency_source"] = r.efficiency_source;
+    j["network_backend"] = r.network_backend;
     Json nets = Json::array();
     for (const auto& n : r.networks) nets.push_back({{"group", n.group}, {"size", n.size}, {"path", n.path}, {"algorithm", n.algorithm}});
     j["networks"] = nets;

@@ -28,37 +28,56 @@ double ring_pass_s(double bytes, const GroupNetwork& net) {
     return t;
 }
 
+// A flat ring over a two-level GPU group (k members per node, NVLink then NICs), NCCL's default: k channels, each
+// leaving the node through a different NIC, so every hop runs at min(NVLink, k x NIC) per member.
+double flat_ring_pass_s(double bytes, const GroupNetwork& net) {
+    const auto& in = net.levels[0];
+    const auto& out = net.levels[1];
+    const double n = double(in.size) * out.size;
+    const double bw = std::min(in.bytes_per_s, in.size * out.bytes_per_s);
+    return (n - 1) / n * bytes / bw + (n - 1) * std::max(in.latency_s, out.latency_s);
+}
+
+bool two_level_gpu(const GroupNetwork& net) {
+    return net.levels.size() == 2 && net.levels[0].name == "NVLink" && net.levels[0].size > 1;
+}
+
+const char* ring_name(const GroupNetwork& net) {
+    if (net.levels.size() == 1 && net.levels[0].name.rfind("ICI", 0) == 0)
+        return net.levels[0].name.find("axes") != std::string::npos ? "multi-ring" : "bidirectional ring";
+    if (net.levels.size() > 1) return "hierarchical ring";
+    return "ring";
+}
+
 }  // namespace
 
 CollectiveCost collective_cost(Collective c, double bytes, const GroupNetwork& net) {
     if (net.size() <= 1 || bytes <= 0) return {0.0, "none"};
+    // One reduce-scatter or all-gather pass: hierarchical, or for two-level GPU groups the flat ring when faster
+    // (NCCL's tuner picks by the same bandwidths).
+    CollectiveCost pass{ring_pass_s(bytes, net), ring_name(net)};
+    if (two_level_gpu(net)) {
+        const double flat = flat_ring_pass_s(bytes, net);
+        if (flat < pass.time_s) pass = {flat, "flat ring"};
+    }
     switch (c) {
         case Collective::reduce_scatter:
-        case Collective::all_gather: return {ring_pass_s(bytes, net), "ring"};
+        case Collective::all_gather: return pass;
         case Collective::all_reduce: {
-            // Ring: reduce-scatter + all-gather. Tree (double binary, NCCL): ~2 log2(n) latency steps, the
-            // full buffer twice over the slowest level. Take the faster, as NCCL's tuner does.
-            const double ring = 2 * ring_pass_s(bytes, net);
-            double tree = 0, slowest = 1e300;
-            for (const auto& l : net.levels) {
-                tree += 2 * std::ceil(std::log2(std::max(2, l.size))) * l.latency_s;
-                slowest = std::min(slowest, l.bytes_per_s);
-            }
-            tree += 2 * bytes / slowest;
-            return ring <= tree ? CollectiveCost{ring, "ring"} : CollectiveCost{tree, "tree"};
+            // Ring: reduce-scatter + all-gather. Tree for small messages: a binary tree reduce then broadcast over
+            // each level, 2 ceil(log2 n) steps of the whole buffer (not pipelined). Take the faster.
+            const double ring = 2 * pass.time_s;
+            double tree = 0;
+            for (const auto& l : net.levels)
+                tree += 2 * std::ceil(std::log2(std::max(2, l.size))) * (l.latency_s + bytes / l.bytes_per_s);
+            return ring <= tree ? CollectiveCost{ring, pass.algorithm} : CollectiveCost{tree, "tree"};
         }
         case Collective::all_to_all: {
-            // Each rank sends (n-1)/n of its data; across levels the outer share dominates (pairwise exchange).
-            double t = 0, local = 1.0;
-            for (const auto& l : net.levels) local *= l.size;
-            double inner = 1.0;
-            for (const auto& l : net.levels) {
-                const double frac_out = (l.size - 1.0) / l.size * inner / 1.0;  // fraction leaving through this level
-                t = std::max(t, bytes * frac_out / l.bytes_per_s) + (l.size - 1) * l.latency_s;
-                inner = 1.0;
-            }
-            (void)local;
-            return {t, "pairwise"};
+            // Pairwise exchange: n-1 steps, each member sends bytes/n to one other, bounded by the slowest level.
+            double slowest = 1e300, lat = 0;
+            for (const auto& l : net.levels) slowest = std::min(slowest, l.bytes_per_s), lat = std::max(lat, l.latency_s);
+            const double n = net.size();
+            return {(n - 1) * (bytes / n / slowest + lat), "pairwise"};
         }
         case Collective::send_recv: {
             const auto& l = net.levels.back();

@@ -1,10 +1,16 @@
 // Shared test fixtures: the shipped catalog, scenario paths, and running the podsim binary.
 #pragma once
+#include <doctest/doctest.h>
+
 #include <string>
 
 #include "hardware/catalog.hpp"
 
 namespace podsim::test {
+
+// A relative comparison: doctest::Approx alone adds an absolute tolerance of epsilon (its scale defaults to 1),
+// which would let any two small times (milliseconds) compare equal.
+inline doctest::Approx approx(double v) { return doctest::Approx(v).scale(0); }
 
 const Catalog& catalog();
 std::string scenario(const std::string& name);  // path of scenarios/<name>

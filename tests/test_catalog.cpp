@@ -5,6 +5,7 @@
 #include "tests/helpers.hpp"
 
 using namespace podsim;
+using podsim::test::approx;
 using podsim::test::catalog;
 
 TEST_CASE("the catalog holds the chips, GPU machines and prices the planner needs") {
@@ -26,10 +27,10 @@ TEST_CASE("the catalog holds the chips, GPU machines and prices the planner need
 }
 
 TEST_CASE("peak figures match the vendor pages") {
-    CHECK(catalog().find_chip("tpu-v4")->peak_bf16_flops_per_s == doctest::Approx(275e12));
-    CHECK(catalog().find_chip("tpu-v5p")->peak_bf16_flops_per_s == doctest::Approx(459e12));
-    CHECK(catalog().find_chip("h100-sxm")->peak_fp8_flops_per_s == doctest::Approx(1979e12));
-    CHECK(catalog().find_chip("a100-sxm-80gb")->hbm_bytes_per_s == doctest::Approx(2039e9));
+    CHECK(catalog().find_chip("tpu-v4")->peak_bf16_flops_per_s == approx(275e12));
+    CHECK(catalog().find_chip("tpu-v5p")->peak_bf16_flops_per_s == approx(459e12));
+    CHECK(catalog().find_chip("h100-sxm")->peak_fp8_flops_per_s == approx(1979e12));
+    CHECK(catalog().find_chip("a100-sxm-80gb")->hbm_bytes_per_s == approx(2039e9));
 }
 
 TEST_CASE("v4 and v5p accelerator types count TensorCores, v5e and v6e count chips") {
@@ -77,7 +78,7 @@ TEST_CASE("group placement: TP inside the NVLink domain, DP across rails; TPU gr
     auto dp = place_group(dgx, {8, 1, 16, 1}, 2);
     REQUIRE(dp.levels.size() == 1);
     CHECK(dp.levels[0].size == 16);
-    CHECK(dp.levels[0].bytes_per_s == doctest::Approx(50e9 * 0.92));
+    CHECK(dp.levels[0].bytes_per_s == approx(50e9 * 0.92));
     // TP 4 leaves two DP ranks per node: NVLink level of 2, then 8 nodes over the NICs.
     auto dp2 = place_group(dgx, {4, 1, 32, 1}, 2);
     REQUIRE(dp2.levels.size() == 2);
@@ -88,9 +89,9 @@ TEST_CASE("group placement: TP inside the NVLink domain, DP across rails; TPU gr
     auto t4 = place_group(v5p, {4, 1, 1, 16}, 0);
     REQUIRE(t4.levels.size() == 1);
     // One wrapped axis: a bidirectional ring, two links' worth.
-    CHECK(t4.levels[0].bytes_per_s == doctest::Approx(2 * 100e9 * 0.9));
+    CHECK(t4.levels[0].bytes_per_s == approx(2 * 100e9 * 0.9));
     auto f16 = place_group(v5p, {4, 1, 1, 16}, 3);
-    CHECK(f16.levels[0].bytes_per_s == doctest::Approx(4 * 100e9 * 0.9));
+    CHECK(f16.levels[0].bytes_per_s == approx(4 * 100e9 * 0.9));
     auto bad = place_group(v5p, {3, 1, 1, 21}, 0);  // 3 does not divide any axis
     CHECK_FALSE(bad.placeable);
 }

@@ -1,10 +1,13 @@
 // The discrete-event engine on graphs small enough to solve by hand, and the collective cost formulas.
 #include <doctest/doctest.h>
 
+#include "tests/helpers.hpp"
+
 #include "sim/collectives.hpp"
 #include "sim/engine.hpp"
 
 using namespace podsim;
+using podsim::test::approx;
 
 namespace {
 CostClass cls(double s) {
@@ -25,9 +28,9 @@ TEST_CASE("tasks on one stream run back to back; a dependency on another stream 
     g.add_dependency(t1, t2);
     (void)t0;
     auto r = run_engine(g, {true});
-    CHECK(r.makespan_s == doctest::Approx(4.0));
-    CHECK(r.streams[a].busy_s == doctest::Approx(3.0));
-    CHECK(r.streams[b].first_start_s == doctest::Approx(3.0));
+    CHECK(r.makespan_s == approx(4.0));
+    CHECK(r.streams[a].busy_s == approx(3.0));
+    CHECK(r.streams[b].first_start_s == approx(3.0));
 }
 
 TEST_CASE("independent streams overlap") {
@@ -36,7 +39,7 @@ TEST_CASE("independent streams overlap") {
     auto c = g.add_cost_class(cls(5.0));
     g.add_task(a, c);
     g.add_task(b, c);
-    CHECK(run_engine(g).makespan_s == doctest::Approx(5.0));
+    CHECK(run_engine(g).makespan_s == approx(5.0));
 }
 
 TEST_CASE("a cycle is reported, not hung on") {
@@ -55,8 +58,8 @@ TEST_CASE("ring all-reduce over one level: 2 (n-1)/n S / B plus 2 (n-1) latency 
     const double S = 1e9;
     auto c = collective_cost(Collective::all_reduce, S, net);
     CHECK(std::string(c.algorithm) == "ring");
-    CHECK(c.time_s == doctest::Approx(2 * 7.0 / 8 * S / 100e9 + 2 * 7 * 1e-6));
-    CHECK(collective_cost(Collective::all_gather, S, net).time_s == doctest::Approx(7.0 / 8 * S / 100e9 + 7e-6));
+    CHECK(c.time_s == approx(2 * 7.0 / 8 * S / 100e9 + 2 * 7 * 1e-6));
+    CHECK(collective_cost(Collective::all_gather, S, net).time_s == approx(7.0 / 8 * S / 100e9 + 7e-6));
 }
 
 TEST_CASE("a small all-reduce over many ranks takes the tree (latency bound)") {
@@ -73,5 +76,5 @@ TEST_CASE("hierarchical collectives move 1/inner of the data over the outer leve
     net.levels.push_back({4, 25e9, 0, 3, "nic"});
     const double S = 8e9;
     const double expect = 7.0 / 8 * S / 200e9 + 3.0 / 4 * (S / 8) / 25e9;
-    CHECK(collective_cost(Collective::reduce_scatter, S, net).time_s == doctest::Approx(expect));
+    CHECK(collective_cost(Collective::reduce_scatter, S, net).time_s == approx(expect));
 }

@@ -7,6 +7,7 @@
 #include "tests/helpers.hpp"
 
 using namespace podsim;
+using podsim::test::approx;
 
 namespace {
 ModelSpec gpt(int layers, long long h, int heads, long long vocab = 51200, long long seq = 2048) {
@@ -30,7 +31,7 @@ TEST_CASE("parameter counts of the published runs agree with their published siz
 TEST_CASE("GPT-3 175B has 174.6B parameters (Brown et al. 2020, Table 2.1 rounds to 175.0B)") {
     ModelSpec m = gpt(96, 12288, 96, 50257);
     m.tied_embeddings = true;
-    CHECK(m.total_params() / 1e9 == doctest::Approx(174.6).epsilon(0.002));
+    CHECK(m.total_params() / 1e9 == approx(174.6).epsilon(0.002));
 }
 
 TEST_CASE("a GPT layer's forward is 24 b s h^2 + 4 b s^2 h FLOPs (Narayanan et al. 2021, eq. 2 over 3)") {
@@ -40,19 +41,19 @@ TEST_CASE("a GPT layer's forward is 24 b s h^2 + 4 b s^2 h FLOPs (Narayanan et a
     p.micro_batch = 2;
     p.attention = AttentionKernel::standard;  // full s^2 attention, as the formula counts
     const double b = 2, s = 2048, h = 4096;
-    CHECK(total_flops(layer_ops(m, p).forward) == doctest::Approx(24 * b * s * h * h + 4 * b * s * s * h));
+    CHECK(total_flops(layer_ops(m, p).forward) == approx(24 * b * s * h * h + 4 * b * s * s * h));
     // Backward is twice the forward; full recomputation adds one more forward.
     const LayerOps L = layer_ops(m, p);
-    CHECK(total_flops(L.backward) == doctest::Approx(2 * total_flops(L.forward)));
+    CHECK(total_flops(L.backward) == approx(2 * total_flops(L.forward)));
     p.recompute = Recompute::full;
-    CHECK(total_flops(layer_ops(m, p).recompute) == doctest::Approx(total_flops(L.forward)));
+    CHECK(total_flops(layer_ops(m, p).recompute) == approx(total_flops(L.forward)));
 }
 
 TEST_CASE("tensor parallelism divides a layer's FLOPs across the group") {
     ModelSpec m = gpt(1, 8192, 64);
     ParallelPlan p1, p8;
     p8.tp = 8;
-    CHECK(total_flops(layer_ops(m, p8).forward) == doctest::Approx(total_flops(layer_ops(m, p1).forward) / 8));
+    CHECK(total_flops(layer_ops(m, p8).forward) == approx(total_flops(layer_ops(m, p1).forward) / 8));
 }
 
 TEST_CASE("without sequence parallelism a Megatron layer does 2 TP all-reduces forward, with it AG+RS pairs") {
@@ -76,13 +77,13 @@ TEST_CASE("activation memory per layer is s b h (34 + 5 a s / h) bytes at t = 1 
     p.micro_batch = 4;
     p.attention = AttentionKernel::standard;
     const double s = 2048, b = 4, h = 4096, a = 32;
-    CHECK(layer_activation_bytes(m, p) == doctest::Approx(s * b * h * (34 + 5 * a * s / h)));
+    CHECK(layer_activation_bytes(m, p) == approx(s * b * h * (34 + 5 * a * s / h)));
     p.tp = 8, p.sp = true;  // eq. 6: everything divided by t
-    CHECK(layer_activation_bytes(m, p) == doctest::Approx(s * b * h * (34 + 5 * a * s / h) / 8));
+    CHECK(layer_activation_bytes(m, p) == approx(s * b * h * (34 + 5 * a * s / h) / 8));
     p.recompute = Recompute::selective;  // eq. 7: 34 s b h / t
-    CHECK(layer_activation_bytes(m, p) == doctest::Approx(s * b * h * 34 / 8));
+    CHECK(layer_activation_bytes(m, p) == approx(s * b * h * 34 / 8));
     p.recompute = Recompute::full;  // only the layer input, 2 s b h (sharded by SP)
-    CHECK(layer_activation_bytes(m, p) == doctest::Approx(2 * s * b * h / 8));
+    CHECK(layer_activation_bytes(m, p) == approx(2 * s * b * h / 8));
 }
 
 TEST_CASE("ZeRO stages shard optimizer states, then gradients, then weights") {
@@ -97,10 +98,10 @@ TEST_CASE("ZeRO stages shard optimizer states, then gradients, then weights") {
     auto z0 = memory_per_device(m, p, chip, in);
     p.zero = 1;
     auto z1 = memory_per_device(m, p, chip, in);
-    CHECK(z1.optimizer_bytes == doctest::Approx(z0.optimizer_bytes / 8));
-    CHECK(z1.gradients_bytes == doctest::Approx(z0.gradients_bytes));
+    CHECK(z1.optimizer_bytes == approx(z0.optimizer_bytes / 8));
+    CHECK(z1.gradients_bytes == approx(z0.gradients_bytes));
     p.zero = 2;
-    CHECK(memory_per_device(m, p, chip, in).gradients_bytes == doctest::Approx(z0.gradients_bytes / 8));
+    CHECK(memory_per_device(m, p, chip, in).gradients_bytes == approx(z0.gradients_bytes / 8));
     p.zero = 3;
     CHECK(memory_per_device(m, p, chip, in).weights_bytes < z0.weights_bytes / 4);
 }

@@ -8,6 +8,7 @@
 #include "tests/helpers.hpp"
 
 using namespace podsim;
+using podsim::test::approx;
 
 TEST_CASE("published step times: MAPE <= 10% and worst error <= 20% over all runs") {
     const auto runs = load_published_runs(test::shared("validation/published_runs.json"), test::catalog());
@@ -56,5 +57,5 @@ TEST_CASE("Megatron 1T on 3072 A100s: 450B tokens take about 84 days (Narayanan 
     auto s = load_scenario(test::scenario("megatron-1t-3072xa100.json"), test::catalog());
     auto r = simulate_step(s.model, s.system, s.plan);
     const double days = s.token_budget / r.tokens_per_s / 86400;
-    CHECK(days == doctest::Approx(84).epsilon(0.15));
+    CHECK(days == approx(84).epsilon(0.15));
 }

@@ -1,0 +1,201 @@
+#include "hardware/network_graph.hpp"
+
+#include <boost/graph/adjacency_list.hpp>
+#include <boost/graph/breadth_first_search.hpp>
+
+#include <map>
+#include <stdexcept>
+#include <unordered_map>
+
+namespace podsim {
+
+namespace {
+using Graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::directedS, boost::no_property,
+                                    boost::property<boost::edge_index_t, uint32_t>>;
+}
+
+struct NetworkGraph::Cache {
+    Graph g;
+    bool built = false;
+    std::unordered_map<uint64_t, std::vector<uint32_t>> routes;
+    std::unordered_map<uint32_t, std::vector<uint32_t>> pred_link;  // per source node: link into each node
+};
+
+NetworkGraph::NetworkGraph() : cache_(std::make_unique<Cache>()) {}
+NetworkGraph::~NetworkGraph() = default;
+NetworkGraph::NetworkGraph(NetworkGraph&&) noexcept = default;
+NetworkGraph& NetworkGraph::operator=(NetworkGraph&&) noexcept = default;
+
+uint32_t NetworkGraph::add_node(std::string name) {
+    node_names.push_back(std::move(name));
+    cache_->built = false;
+    return static_cast<uint32_t>(node_names.size() - 1);
+}
+
+void NetworkGraph::add_link(uint32_t a, uint32_t b, double bw, double lat, const std::string& name) {
+    links.push_back({a, b, bw, lat, name});
+    cache_->built = false;
+}
+
+void NetworkGraph::add_duplex(uint32_t a, uint32_t b, double bw, double lat, const std::string& name) {
+    add_link(a, b, bw, lat, name + ">");
+    add_link(b, a, bw, lat, name + "<");
+}
+
+double NetworkGraph::path_latency_s(const std::vector<uint32_t>& r) const {
+    double t = 0;
+    for (uint32_t l : r) t += links[l].latency_s;
+    return t;
+}
+
+double NetworkGraph::path_bytes_per_s(const std::vector<uint32_t>& r) const {
+    double bw = 1e300;
+    for (uint32_t l : r) bw = std::min(bw, links[l].bytes_per_s);
+    return bw;
+}
+
+const std::vector<uint32_t>& NetworkGraph::route(uint32_t chip_a, uint32_t chip_b) const {
+    const uint32_t a = chip_node.at(chip_a), b = chip_node.at(chip_b);
+    const uint64_t key = (uint64_t(a) << 32) | b;
+    auto it = cache_->routes.find(key);
+    if (it != cache_->routes.end()) return it->second;
+    if (!cache_->built) {
+        cache_->g = Graph(node_names.size());
+        for (uint32_t i = 0; i < links.size(); ++i) boost::add_edge(links[i].src, links[i].dst, i, cache_->g);
+        cache_->built = true;
+        cache_->pred_link.clear();
+    }
+    auto pit = cache_->pred_link.find(a);
+    if (pit == cache_->pred_link.end()) {
+        std::vector<uint32_t> pred(node_names.size(), UINT32_MAX);
+        auto eidx = boost::get(boost::edge_index, cache_->g);
+        struct Recorder : boost::default_bfs_visitor {
+            std::vector<uint32_t>* pred;
+            decltype(eidx) idx;
+            void tree_edge(Graph::edge_descriptor e, const Graph&) const { (*pred)[boost::target(e, Graph())] = idx[e]; }
+        };
+        Recorder rec;
+        rec.pred = &pred;
+        rec.idx = eidx;
+        boost::breadth_first_search(cache_->g, boost::vertex(a, cache_->g), boost::visitor(rec));
+        pit = cache_->pred_link.emplace(a, std::move(pred)).first;
+    }
+    std::vector<uint32_t> path;
+    for (uint32_t n = b; n != a;) {
+        const uint32_t l = pit->second[n];
+        if (l == UINT32_MAX) throw std::logic_error("no route from " + node_names[a] + " to " + node_names[b]);
+        path.push_back(l);
+        n = links[l].src;
+    }
+    std::reverse(path.begin(), path.end());
+    return cache_->routes.emplace(key, std::move(path)).first->second;
+}
+
+namespace {
+
+NetworkGraph build_tpu(const SystemSpec& sys) {
+    NetworkGraph g;
+    g.kind = "tpu-torus";
+    const auto& chip = sys.chip;
+    const auto& rules = *chip.tpu;
+    const double ici = chip.ici_link_bytes_per_s * chip.eff.collective_bw_fraction;
+    const auto& dims = sys.torus_dims;
+    const int per_slice = sys.chips_per_slice();
+    const uint32_t dcn = sys.slices > 1 ? g.add_node("dcn") : 0;
+    for (int s = 0; s < sys.slices; ++s) {
+        std::vector<uint32_t> ids(per_slice);
+        for (int i = 0; i < per_slice; ++i) {
+            ids[i] = g.add_node("s" + std::to_string(s) + ".chip" + std::to_string(i));
+            g.chip_node.push_back(ids[i]);
+        }
+        // Linear index with the first dimension fastest: rank order of the innermost parallel groups.
+        auto coord = [&](int i) {
+            std::vector<int> c;
+            for (int d : dims) c.push_back(i % d), i /= d;
+            return c;
+        };
+        auto index = [&](const std::vector<int>& c) {
+            int i = 0, mul = 1;
+            for (size_t k = 0; k < dims.size(); ++k) i += c[k] * mul, mul *= dims[k];
+            return i;
+        };
+        const size_t longest = std::max_element(dims.begin(), dims.end()) - dims.begin();
+        for (int i = 0; i < per_slice; ++i) {
+            const auto c = coord(i);
+            for (size_t k = 0; k < dims.size(); ++k) {
+                if (dims[k] == 1) continue;
+                auto n = c;
+                const bool at_end = c[k] + 1 == dims[k];
+                if (at_end && !sys.wraps[k]) continue;
+                n[k] = (c[k] + 1) % dims[k];
+                if (at_end && sys.twisted && k == longest && dims.size() >= 2) {
+                    // Twisted wraparound (Jouppi et al. 2023, TPU v4, sec. 2.4): the long axis closes with a shift
+                    // of half the first axis, shortening the worst-case hop count.
+                    const size_t o = k == 0 ? 1 : 0;
+                    n[o] = (c[o] + dims[o] / 2) % dims[o];
+                }
+                g.add_duplex(ids[i], ids[index(n)], ici, chip.ici_hop_latency_s,
+                             "ici.s" + std::to_string(s) + "." + std::to_string(i) + ".d" + std::to_string(k));
+            }
+        }
+        if (sys.slices > 1) {
+            const int hosts = per_slice / rules.chips_per_host;
+            const double host_bw = rules.dcn_bytes_per_s_per_chip * rules.chips_per_host;
+            for (int h = 0; h < hosts; ++h) {
+                const uint32_t host = g.add_node("s" + std::to_string(s) + ".host" + std::to_string(h));
+                g.add_duplex(host, dcn, host_bw, rules.dcn_latency_s / 2, "dcn.s" + std::to_string(s) + ".h" + std::to_string(h));
+                // Chips reach their host over PCIe, which is not the bottleneck for DCN traffic.
+                for (int k = 0; k < rules.chips_per_host; ++k)
+                    g.add_duplex(ids[h * rules.chips_per_host + k], host, 4 * host_bw, 0,
+                                 "pcie.s" + std::to_string(s) + ".h" + std::to_string(h) + "." + std::to_string(k));
+            }
+        }
+    }
+    return g;
+}
+
+NetworkGraph build_gpu(const SystemSpec& sys) {
+    NetworkGraph g;
+    g.kind = "gpu-rail-fat-tree";
+    const auto& chip = sys.chip;
+    const auto& node = sys.node;
+    const double nvl = chip.nvlink_bytes_per_s * chip.eff.collective_bw_fraction;
+    const double nic = node.gpu_nic_bytes_per_s * node.network_efficiency;
+    const int G = node.gpus_per_node, R = node.gpu_nics_per_node;
+    const int pods = (sys.nodes + sys.nodes_per_leaf - 1) / sys.nodes_per_leaf;
+    // One leaf per rail per pod; one spine per rail joining the pods, with uplinks cut by the oversubscription.
+    std::vector<uint32_t> leaf(R * pods), spine(R);
+    for (int r = 0; r < R; ++r) {
+        if (pods > 1) spine[r] = g.add_node("spine.r" + std::to_string(r));
+        for (int p = 0; p < pods; ++p) {
+            leaf[r * pods + p] = g.add_node("leaf.r" + std::to_string(r) + ".p" + std::to_string(p));
+            if (pods > 1)
+                g.add_duplex(leaf[r * pods + p], spine[r], sys.nodes_per_leaf * nic / sys.oversubscription,
+                             0, "uplink.r" + std::to_string(r) + ".p" + std::to_string(p));
+        }
+    }
+    for (int n = 0; n < sys.nodes; ++n) {
+        const std::string ns = "n" + std::to_string(n);
+        const uint32_t sw = g.add_node(ns + ".nvswitch");
+        std::vector<uint32_t> nics(R);
+        for (int r = 0; r < R; ++r) {
+            nics[r] = g.add_node(ns + ".nic" + std::to_string(r));
+            g.add_duplex(nics[r], leaf[r * pods + n / sys.nodes_per_leaf], nic, node.network_latency_s / 2,
+                         ns + ".rail" + std::to_string(r));
+        }
+        for (int k = 0; k < G; ++k) {
+            const uint32_t gpu = g.add_node(ns + ".gpu" + std::to_string(k));
+            g.chip_node.push_back(gpu);
+            g.add_duplex(gpu, sw, nvl, chip.nvlink_latency_s / 2, ns + ".nvlink" + std::to_string(k));
+            // GPUDirect: the GPU reaches its NIC over PCIe (not the bottleneck); GPUs share NICs when R < G.
+            g.add_duplex(gpu, nics[k * R / G], 4 * nic, 0, ns + ".pcie" + std::to_string(k));
+        }
+    }
+    return g;
+}
+
+}  // namespace
+
+NetworkGraph build_network(const SystemSpec& sys) { return sys.is_gpu ? build_gpu(sys) : build_tpu(sys); }
+
+}  // namespace podsim

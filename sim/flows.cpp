@@ -1,0 +1,170 @@
+#include "sim/flows.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <unordered_map>
+
+namespace podsim {
+
+namespace {
+
+// Member index m <-> digits over dims (inner first).
+std::vector<int> digits(int m, const GroupShape& s) {
+    std::vector<int> d;
+    for (const auto& dim : s.dims) d.push_back(m % dim.length), m /= dim.length;
+    return d;
+}
+int index_of(const std::vector<int>& d, const GroupShape& s) {
+    int m = 0, mul = 1;
+    for (size_t k = 0; k < d.size(); ++k) m += d[k] * mul, mul *= s.dims[k].length;
+    return m;
+}
+
+// One reduce-scatter or all-gather pass along dim k for every line of members, `share` bytes per member before a
+// reduce-scatter (after an all-gather); a ring of len-1 steps, split both ways on a wrapped torus axis.
+void ring_pass(FlowLane& lane, const std::vector<uint32_t>& members, const GroupShape& s, size_t k, double share) {
+    const int len = s.dims[k].length;
+    if (len <= 1) return;
+    const bool both = s.dims[k].bidirectional;
+    const double chunk = share / len / (both ? 2 : 1);
+    const int n = static_cast<int>(members.size());
+    for (int step = 0; step < len - 1; ++step) {
+        FlowPhase ph;
+        for (int m = 0; m < n; ++m) {
+            auto d = digits(m, s);
+            auto next = d, prev = d;
+            next[k] = (d[k] + 1) % len;
+            prev[k] = (d[k] + len - 1) % len;
+            ph.flows.push_back({members[m], members[index_of(next, s)], chunk});
+            if (both) ph.flows.push_back({members[m], members[index_of(prev, s)], chunk});
+        }
+        lane.phases.push_back(std::move(ph));
+    }
+}
+
+}  // namespace
+
+void merge_into(LoweredCollective& a, LoweredCollective&& b) {
+    for (auto& l : b.lanes) a.lanes.push_back(std::move(l));
+    if (a.algorithm.empty()) a.algorithm = b.algorithm;
+}
+
+LoweredCollective lower_collective(Collective c, double bytes, const std::vector<uint32_t>& members,
+                                   const GroupShape& s, const std::string& algorithm) {
+    const bool tree = algorithm == "tree";
+    LoweredCollective lc;
+    const int n = static_cast<int>(members.size());
+    if (n <= 1 || bytes <= 0) return lc;
+    if (c == Collective::send_recv) {
+        lc.algorithm = "p2p";
+        lc.lanes.push_back({{FlowPhase{{{members[0], members[1], bytes}}}}});
+        return lc;
+    }
+    if (c == Collective::all_to_all) {
+        lc.algorithm = "pairwise";
+        FlowLane lane;
+        for (int step = 1; step < n; ++step) {
+            FlowPhase ph;
+            for (int m = 0; m < n; ++m) ph.flows.push_back({members[m], members[(m + step) % n], bytes / n});
+            lane.phases.push_back(std::move(ph));
+        }
+        lc.lanes.push_back(std::move(lane));
+        return lc;
+    }
+    if (c == Collective::all_reduce && tree) {
+        // Binary tree: reduce to member 0 level by level, then broadcast back (not pipelined: small messages).
+        lc.algorithm = "tree";
+        FlowLane lane;
+        std::vector<FlowPhase> up;
+        for (int span = 1; span < n; span *= 2) {
+            FlowPhase ph;
+            for (int m = 0; m + span < n; m += 2 * span) ph.flows.push_back({members[m + span], members[m], bytes});
+            up.push_back(std::move(ph));
+        }
+        lane.phases = up;
+        for (auto it = up.rbegin(); it != up.rend(); ++it) {
+            FlowPhase down;
+            for (const auto& f : it->flows) down.flows.push_back({f.dst, f.src, f.bytes});
+            lane.phases.push_back(std::move(down));
+        }
+        lc.lanes.push_back(std::move(lane));
+        return lc;
+    }
+    if (algorithm == "flat ring" && s.dims.size() == 2 && s.dims[0].intra_node) {
+        // k channels. On node x, channel c enters at local (c - x) mod k and leaves from the local just before it,
+        // which is where it enters node x+1: every node-to-node hop stays on one rail (GPU -> NIC -> leaf -> NIC ->
+        // GPU), and the k channels use k different rails.
+        lc.algorithm = "flat ring";
+        const int k = s.dims[0].length, m = s.dims[1].length;
+        for (int ch = 0; ch < k; ++ch) {
+            std::vector<uint32_t> order;
+            for (int node = 0; node < m; ++node) {
+                const int first = ((ch - node) % k + k) % k;
+                for (int j = 0; j < k; ++j) order.push_back(members[node * k + (first + j) % k]);
+            }
+            FlowLane lane;
+            const double chunk = bytes / k / n;
+            const int passes = c == Collective::all_reduce ? 2 : 1;
+            for (int step = 0; step < passes * (n - 1); ++step) {
+                FlowPhase ph;
+                for (int i = 0; i < n; ++i) ph.flows.push_back({order[i], order[(i + 1) % n], chunk});
+                lane.phases.push_back(std::move(ph));
+            }
+            lc.lanes.push_back(std::move(lane));
+        }
+        return lc;
+    }
+    // Ring family. Torus axes form the multi-ring: lane i carries 1/D of the data through the D axes in the order
+    // i, i+1, ... so that every axis is busy at once; NVLink-then-network levels (GPU) and DCN (last) are passed
+    // in order, inner first. Reduce-scatter walks the dims inward-out, all-gather outward-in.
+    std::vector<size_t> ici, seq, dcn;
+    for (size_t k = 0; k < s.dims.size(); ++k) (s.dims[k].ici ? ici : s.dims[k].dcn ? dcn : seq).push_back(k);
+    const size_t D = std::max<size_t>(1, ici.size());
+    lc.algorithm = ici.size() > 1 ? "multi-ring" : s.dims.size() > 1 ? "hierarchical ring" : "ring";
+    if (s.dims.size() == 1 && s.dims[0].bidirectional) lc.algorithm = "bidirectional ring";
+    for (size_t lane_i = 0; lane_i < D; ++lane_i) {
+        std::vector<size_t> order = seq;
+        for (size_t j = 0; j < ici.size(); ++j) order.push_back(ici[(lane_i + j) % ici.size()]);
+        order.insert(order.end(), dcn.begin(), dcn.end());
+        FlowLane lane;
+        const double lane_bytes = bytes / D;
+        if (c == Collective::reduce_scatter || c == Collective::all_reduce) {
+            double share = lane_bytes;
+            for (size_t k : order) ring_pass(lane, members, s, k, share), share /= s.dims[k].length;
+        }
+        if (c == Collective::all_gather || c == Collective::all_reduce) {
+            double share = lane_bytes / n;
+            for (auto it = order.rbegin(); it != order.rend(); ++it)
+                share *= s.dims[*it].length, ring_pass(lane, members, s, *it, share);
+        }
+        lc.lanes.push_back(std::move(lane));
+    }
+    return lc;
+}
+
+double analytical_time_s(const LoweredCollective& lc, const NetworkGraph& g) {
+    // Per phase: the busiest link's bytes over its bandwidth (flows of one collective may share links, e.g.
+    // all-to-all on a torus or the channels of a flat ring), plus the longest path latency. Other traffic is not seen.
+    size_t phases = 0;
+    for (const auto& lane : lc.lanes) phases = std::max(phases, lane.phases.size());
+    double t = 0;
+    std::unordered_map<uint32_t, double> load;
+    for (size_t j = 0; j < phases; ++j) {
+        load.clear();
+        double lat = 0, busiest = 0;
+        for (const auto& lane : lc.lanes) {
+            if (j >= lane.phases.size()) continue;
+            for (const auto& f : lane.phases[j].flows) {
+                if (f.src == f.dst) continue;
+                const auto& r = g.route(f.src, f.dst);
+                lat = std::max(lat, g.path_latency_s(r));
+                for (uint32_t l : r) load[l] += f.bytes;
+            }
+        }
+        for (const auto& [l, bytes] : load) busiest = std::max(busiest, bytes / g.links[l].bytes_per_s);
+        t += busiest + lat;
+    }
+    return t;
+}
+
+}  // namespace podsim

@@ -1,0 +1,109 @@
+#include "sim/network_backend.hpp"
+
+#include <cmath>
+#include <algorithm>
+#include <set>
+
+#include "sim/flows.hpp"
+
+namespace podsim {
+
+const char* to_string(NetworkBackend b) { return b == NetworkBackend::analytical ? "analytical" : "simgrid"; }
+
+GroupNetwork part_of(const GroupNetwork& net, GroupRef::Part part) {
+    if (part == GroupRef::Part::all) return net;
+    GroupNetwork out;
+    for (const auto& l : net.levels)
+        if ((l.name == "DCN") == (part == GroupRef::Part::across_slices)) out.levels.push_back(l);
+    return out;
+}
+
+CollectiveTimer::CollectiveTimer(const SystemSpec& sys, NetworkBackend backend) : sys_(sys), backend_(backend) {}
+CollectiveTimer::~CollectiveTimer() = default;
+
+namespace {
+
+// Splits a group into the sub-groups of one part (inside a slice: the non-DCN dims; across slices: the DCN dim).
+void sub_groups(const GroupShape& shape, const std::vector<uint32_t>& members, GroupRef::Part part, GroupShape& sub,
+                std::vector<std::vector<uint32_t>>& out) {
+    std::vector<bool> keep;
+    for (const auto& d : shape.dims) {
+        keep.push_back(part == GroupRef::Part::all || (d.dcn == (part == GroupRef::Part::across_slices)));
+        if (keep.back()) sub.dims.push_back(d);
+    }
+    std::map<std::vector<int>, std::vector<uint32_t>> by_fixed;
+    for (size_t m = 0; m < members.size(); ++m) {
+        std::vector<int> fixed;
+        size_t x = m;
+        for (size_t k = 0; k < shape.dims.size(); ++k) {
+            const int digit = static_cast<int>(x % shape.dims[k].length);
+            x /= shape.dims[k].length;
+            if (!keep[k]) fixed.push_back(digit);
+        }
+        by_fixed[fixed].push_back(members[m]);
+    }
+    for (auto& [_, v] : by_fixed) out.push_back(std::move(v));
+}
+
+}  // namespace
+
+CollectiveCost CollectiveTimer::cost(Collective c, double bytes, const GroupRef& g) const {
+    const GroupNetwork net = part_of(place_group(sys_, g.sizes, g.which), g.part);
+    if (backend_ == NetworkBackend::analytical || net.size() <= 1 || bytes <= 0) {
+        if (c == Collective::send_recv) {
+            const NetLevel l = neighbour_link(sys_, g.sizes, g.which);
+            if (l.bytes_per_s <= 0) return {0.0, "none"};
+            return {bytes / l.bytes_per_s + l.latency_s, "p2p"};
+        }
+        return collective_cost(c, bytes, net);
+    }
+    const auto key = std::make_tuple(static_cast<int>(c), std::llround(bytes), g.sizes, g.which, static_cast<int>(g.part));
+    if (auto it = cache_.find(key); it != cache_.end()) return it->second;
+    if (!graph_) graph_ = std::make_unique<NetworkGraph>(build_network(sys_));
+    // Every instance of the group at once, with the algorithm the closed form picked (ring family or tree).
+    const std::string chosen = collective_cost(c, bytes, net).algorithm;
+    const GroupShape shape = group_shape(sys_, g.sizes, g.which);
+    std::vector<LoweredCollective> instances;
+    for (const auto& members : group_instances(g.sizes, g.which)) {
+        if (c == Collective::send_recv) {
+            // Pipeline neighbours: stage i sends to stage i + 1 in every pipeline at once.
+            LoweredCollective p2p;
+            p2p.algorithm = "p2p";
+            for (size_t i = 0; i + 1 < members.size(); ++i)
+                p2p.lanes.push_back({{FlowPhase{{{members[i], members[i + 1], bytes}}}}});
+            instances.push_back(std::move(p2p));
+            continue;
+        }
+        GroupShape sub;
+        std::vector<std::vector<uint32_t>> parts;
+        sub_groups(shape, members, g.part, sub, parts);
+        for (const auto& pm : parts) instances.push_back(lower_collective(c, bytes, pm, sub, chosen));
+    }
+    // Symmetry: instances of a group are alike, so one of them stands for all. It is simulated together with every
+    // instance that shares a link with it (those are what slow it down); instances elsewhere in the machine do
+    // not touch its links and are left out.
+    auto links_of = [&](const LoweredCollective& lc) {
+        std::set<uint32_t> used;
+        for (const auto& lane : lc.lanes)
+            for (const auto& ph : lane.phases)
+                for (const auto& f : ph.flows)
+                    if (f.src != f.dst)
+                        for (uint32_t l : graph_->route(f.src, f.dst)) used.insert(l);
+        return used;
+    };
+    const std::set<uint32_t> mine = links_of(instances.front());
+    std::vector<LoweredCollective> together{instances.front()};
+    for (size_t i = 1; i < instances.size(); ++i) {
+        const auto theirs = links_of(instances[i]);
+        if (std::any_of(theirs.begin(), theirs.end(), [&](uint32_t l) { return mine.count(l) > 0; }))
+            together.push_back(std::move(instances[i]));
+    }
+    const std::string algorithm = together.front().algorithm;
+    CollectiveCost out{simgrid_end_times_s(together, *graph_).front(), nullptr};
+    ++simulations_;
+    static std::set<std::string> names;  // node-based: the c_str() handed out stays valid
+    out.algorithm = names.insert(algorithm).first->c_str();
+    return cache_[key] = out;
+}
+
+}  // namespace podsim

@@ -1,0 +1,47 @@
+// Collective timing for the step model, by either network backend, for a group named by its place in the rank
+// layout. The analytical backend is the closed form over the group's network levels (the planner's fast path);
+// the SimGrid backend lowers every instance of the group to flows on the topology graph and runs them together,
+// so groups of one kind that share links (NICs, DCN hosts, torus axes, spine uplinks) slow each other down.
+#pragma once
+#include <map>
+#include <memory>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "hardware/network_graph.hpp"
+#include "hardware/system.hpp"
+#include "hardware/topology.hpp"
+#include "sim/collectives.hpp"
+
+namespace podsim {
+
+enum class NetworkBackend { analytical, simgrid };
+const char* to_string(NetworkBackend b);
+
+struct GroupRef {
+    std::vector<int> sizes;  // rank layout, innermost first
+    size_t which = 0;        // the group's dimension in the layout
+    enum class Part { all, inside_slice, across_slices } part = Part::all;
+};
+
+class CollectiveTimer {
+public:
+    CollectiveTimer(const SystemSpec& sys, NetworkBackend backend);
+    ~CollectiveTimer();
+    CollectiveCost cost(Collective c, double bytes, const GroupRef& g) const;
+    NetworkBackend backend() const { return backend_; }
+    size_t simulations() const { return simulations_; }  // SimGrid runs so far (the rest came from the cache)
+
+private:
+    const SystemSpec& sys_;
+    NetworkBackend backend_;
+    mutable std::unique_ptr<NetworkGraph> graph_;
+    mutable std::map<std::tuple<int, long long, std::vector<int>, size_t, int>, CollectiveCost> cache_;
+    mutable size_t simulations_ = 0;
+};
+
+// The levels of a group's closed-form network that a part covers.
+GroupNetwork part_of(const GroupNetwork& net, GroupRef::Part part);
+
+}  // namespace podsim
