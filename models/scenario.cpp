@@ -1,5 +1,7 @@
 #include "models/scenario.hpp"
 
+#include <algorithm>
+
 namespace podsim {
 
 Scenario scenario_from_json(const Json& j, const std::string& file, const Catalog& cat) {
@@ -13,14 +15,30 @@ Scenario scenario_from_json(const Json& j, const std::string& file, const Catalo
     s.description = o.opt_string("description").value_or("");
     s.model = model_from_json(o.object("model"));
     auto sys = o.object("system");
-    sys.only_keys({"accelerator_type", "slices", "machine_type", "nodes"});
+    sys.only_keys({"accelerator_type", "slices", "twisted", "machine_type", "nodes", "nodes_per_leaf",
+                   "oversubscription"});
     if (sys.has("accelerator_type")) {
         if (sys.has("machine_type")) sys.fail("machine_type", "give accelerator_type (TPU) or machine_type (GPU), not both");
         const int slices = static_cast<int>(sys.has("slices") ? sys.positive_int("slices") : 1);
         s.system = cat.tpu_system(sys.string("accelerator_type"), slices, file, sys.at_path("accelerator_type"));
+        if (sys.opt_bool("twisted").value_or(false)) {
+            // Cloud offers twisted tori for 3D slices shaped AxAx2A or Ax2Ax2A (whole cubes).
+            auto d = s.system.torus_dims;
+            std::sort(d.begin(), d.end());
+            const bool shape_ok = d.size() == 3 && d[0] >= 4 && (d[2] == 2 * d[0]) && (d[1] == d[0] || d[1] == d[2]);
+            if (!shape_ok) sys.fail("twisted", "a twisted torus needs a 3D AxAx2A or Ax2Ax2A slice");
+            s.system.twisted = true;
+        }
+        if (sys.has("nodes_per_leaf") || sys.has("oversubscription")) sys.fail("nodes_per_leaf", "only for GPU clusters");
     } else if (sys.has("machine_type")) {
         s.system = cat.gpu_system(sys.string("machine_type"), static_cast<int>(sys.positive_int("nodes")), file,
                                   sys.at_path("machine_type"));
+        if (sys.has("twisted")) sys.fail("twisted", "only for TPU slices");
+        if (sys.has("nodes_per_leaf")) s.system.nodes_per_leaf = static_cast<int>(sys.positive_int("nodes_per_leaf"));
+        if (sys.has("oversubscription")) {
+            s.system.oversubscription = sys.positive("oversubscription");
+            if (s.system.oversubscription < 1) sys.fail("oversubscription", "expected a ratio >= 1 (1 = full bisection)");
+        }
     } else {
         sys.fail("accelerator_type", "missing: expected accelerator_type (e.g. \"v4-2048\") or machine_type + nodes");
     }

@@ -47,6 +47,78 @@ void sub_groups(const GroupShape& shape, const std::vector<uint32_t>& members, G
 
 }  // namespace
 
+double CollectiveTimer::simulate_sharers(std::vector<LoweredCollective> fg,
+                                         std::vector<std::vector<LoweredCollective>> background) const {
+    // Symmetry: instances of a group are alike, so one of them stands for all. It is simulated together with every
+    // instance (of its own group or of the background) that shares a link with it: those are what slow it down;
+    // instances elsewhere in the machine do not touch its links and are left out.
+    // Ring steps repeat the same sender/receiver pairs, so each distinct pair is routed once.
+    auto pairs_of = [](const LoweredCollective& lc) {
+        std::set<std::pair<uint32_t, uint32_t>> pairs;
+        for (const auto& lane : lc.lanes)
+            for (const auto& ph : lane.phases)
+                for (const auto& f : ph.flows)
+                    if (f.src != f.dst) pairs.emplace(f.src, f.dst);
+        return pairs;
+    };
+    std::set<uint32_t> mine;
+    for (const auto& [a, b] : pairs_of(fg.front()))
+        for (uint32_t l : graph_->route(a, b)) mine.insert(l);
+    auto shares = [&](const LoweredCollective& lc) {
+        for (const auto& [a, b] : pairs_of(lc))
+            for (uint32_t l : graph_->route(a, b))
+                if (mine.count(l)) return true;
+        return false;
+    };
+    std::vector<LoweredCollective> together{fg.front()};
+    auto take_sharers = [&](std::vector<LoweredCollective>& v, size_t from) {
+        for (size_t i = from; i < v.size(); ++i)
+            if (shares(v[i])) together.push_back(std::move(v[i]));
+    };
+    take_sharers(fg, 1);
+    for (auto& v : background) take_sharers(v, 0);
+    ++simulations_;
+    return simgrid_end_times_s(together, *graph_).front();
+}
+
+std::vector<LoweredCollective> CollectiveTimer::lower_all(const Traffic& t) const {
+    const GroupNetwork net = part_of(place_group(sys_, t.group.sizes, t.group.which), t.group.part);
+    const std::string chosen = collective_cost(t.c, t.bytes, net).algorithm;
+    const GroupShape shape = group_shape(sys_, t.group.sizes, t.group.which);
+    std::vector<LoweredCollective> instances;
+    if (net.size() <= 1 || t.bytes <= 0) return instances;
+    for (const auto& members : group_instances(t.group.sizes, t.group.which)) {
+        if (t.c == Collective::send_recv) {
+            // Pipeline neighbours: stage i sends to stage i + 1 in every pipeline at once.
+            LoweredCollective p2p;
+            p2p.algorithm = "p2p";
+            for (size_t i = 0; i + 1 < members.size(); ++i)
+                p2p.lanes.push_back({{FlowPhase{{{members[i], members[i + 1], t.bytes}}}}});
+            instances.push_back(std::move(p2p));
+            continue;
+        }
+        GroupShape sub;
+        std::vector<std::vector<uint32_t>> parts;
+        sub_groups(shape, members, t.group.part, sub, parts);
+        for (const auto& pm : parts) instances.push_back(lower_collective(t.c, t.bytes, pm, sub, chosen));
+    }
+    return instances;
+}
+
+CollectiveCost CollectiveTimer::cost_with(const Traffic& fg, const std::vector<Traffic>& background) const {
+    const CollectiveCost alone = cost(fg.c, fg.bytes, fg.group);
+    if (backend_ == NetworkBackend::analytical || background.empty() || alone.time_s <= 0) return alone;
+    auto key = std::make_tuple(static_cast<int>(fg.c), std::llround(fg.bytes), fg.group.sizes, fg.group.which,
+                               static_cast<int>(fg.group.part) + 100);  // distinct from the lone entries
+    for (const auto& b : background) std::get<1>(key) = std::get<1>(key) * 31 + std::llround(b.bytes) + b.group.which;
+    if (auto it = cache_.find(key); it != cache_.end()) return it->second;
+    if (!graph_) graph_ = std::make_unique<NetworkGraph>(build_network(sys_));
+    std::vector<std::vector<LoweredCollective>> bg_all;
+    for (const auto& b : background) bg_all.push_back(lower_all(b));
+    CollectiveCost out{simulate_sharers(lower_all(fg), std::move(bg_all)), alone.algorithm};
+    return cache_[key] = out;
+}
+
 CollectiveCost CollectiveTimer::cost(Collective c, double bytes, const GroupRef& g) const {
     const GroupNetwork net = part_of(place_group(sys_, g.sizes, g.which), g.part);
     if (backend_ == NetworkBackend::analytical || net.size() <= 1 || bytes <= 0) {
@@ -61,46 +133,9 @@ CollectiveCost CollectiveTimer::cost(Collective c, double bytes, const GroupRef&
     if (auto it = cache_.find(key); it != cache_.end()) return it->second;
     if (!graph_) graph_ = std::make_unique<NetworkGraph>(build_network(sys_));
     // Every instance of the group at once, with the algorithm the closed form picked (ring family or tree).
-    const std::string chosen = collective_cost(c, bytes, net).algorithm;
-    const GroupShape shape = group_shape(sys_, g.sizes, g.which);
-    std::vector<LoweredCollective> instances;
-    for (const auto& members : group_instances(g.sizes, g.which)) {
-        if (c == Collective::send_recv) {
-            // Pipeline neighbours: stage i sends to stage i + 1 in every pipeline at once.
-            LoweredCollective p2p;
-            p2p.algorithm = "p2p";
-            for (size_t i = 0; i + 1 < members.size(); ++i)
-                p2p.lanes.push_back({{FlowPhase{{{members[i], members[i + 1], bytes}}}}});
-            instances.push_back(std::move(p2p));
-            continue;
-        }
-        GroupShape sub;
-        std::vector<std::vector<uint32_t>> parts;
-        sub_groups(shape, members, g.part, sub, parts);
-        for (const auto& pm : parts) instances.push_back(lower_collective(c, bytes, pm, sub, chosen));
-    }
-    // Symmetry: instances of a group are alike, so one of them stands for all. It is simulated together with every
-    // instance that shares a link with it (those are what slow it down); instances elsewhere in the machine do
-    // not touch its links and are left out.
-    auto links_of = [&](const LoweredCollective& lc) {
-        std::set<uint32_t> used;
-        for (const auto& lane : lc.lanes)
-            for (const auto& ph : lane.phases)
-                for (const auto& f : ph.flows)
-                    if (f.src != f.dst)
-                        for (uint32_t l : graph_->route(f.src, f.dst)) used.insert(l);
-        return used;
-    };
-    const std::set<uint32_t> mine = links_of(instances.front());
-    std::vector<LoweredCollective> together{instances.front()};
-    for (size_t i = 1; i < instances.size(); ++i) {
-        const auto theirs = links_of(instances[i]);
-        if (std::any_of(theirs.begin(), theirs.end(), [&](uint32_t l) { return mine.count(l) > 0; }))
-            together.push_back(std::move(instances[i]));
-    }
-    const std::string algorithm = together.front().algorithm;
-    CollectiveCost out{simgrid_end_times_s(together, *graph_).front(), nullptr};
-    ++simulations_;
+    std::vector<LoweredCollective> instances = lower_all({c, bytes, g});
+    const std::string algorithm = instances.front().algorithm;
+    CollectiveCost out{simulate_sharers(std::move(instances), {}), nullptr};
     static std::set<std::string> names;  // node-based: the c_str() handed out stays valid
     out.algorithm = names.insert(algorithm).first->c_str();
     return cache_[key] = out;

@@ -13,6 +13,7 @@
 #include "hardware/system.hpp"
 #include "hardware/topology.hpp"
 #include "sim/collectives.hpp"
+#include "sim/flows.hpp"
 
 namespace podsim {
 
@@ -30,10 +31,21 @@ public:
     CollectiveTimer(const SystemSpec& sys, NetworkBackend backend);
     ~CollectiveTimer();
     CollectiveCost cost(Collective c, double bytes, const GroupRef& g) const;
+
+    struct Traffic {
+        Collective c;
+        double bytes;
+        GroupRef group;
+    };
+    // The time of `fg` while `background` collectives of other groups run at the same moment (started together,
+    // each once). The analytical backend ignores the background (congestion-free); SimGrid shares the links.
+    CollectiveCost cost_with(const Traffic& fg, const std::vector<Traffic>& background) const;
     NetworkBackend backend() const { return backend_; }
     size_t simulations() const { return simulations_; }  // SimGrid runs so far (the rest came from the cache)
 
 private:
+    std::vector<LoweredCollective> lower_all(const Traffic& t) const;
+    double simulate_sharers(std::vector<LoweredCollective> fg, std::vector<std::vector<LoweredCollective>> bg) const;
     const SystemSpec& sys_;
     NetworkBackend backend_;
     mutable std::unique_ptr<NetworkGraph> graph_;

@@ -3,6 +3,7 @@
 
 #include "hardware/network_graph.hpp"
 #include "sim/flows.hpp"
+#include "sim/network_backend.hpp"
 #include "tests/helpers.hpp"
 
 using namespace podsim;
@@ -158,4 +159,21 @@ TEST_CASE("topology graphs: torus wraparound only where the slice has it; rails 
     bool via_spine = false;
     for (uint32_t l : r) via_spine |= g.links[l].name.rfind("uplink.r0", 0) == 0;
     CHECK(via_spine);
+}
+
+TEST_CASE("contention across groups: a pipeline send on the same rail delays a data-parallel ring by its bytes") {
+    // 4 DGX H100 nodes, layout tp 8 x dp 2 x pp 2: the DP pair (nodes 0, 1) and the PP pair (nodes 0, 2) of GPU 0
+    // both leave node 0 on rail 0. Started together on that link, the send (B bytes) and the ring's first step
+    // (S/2 bytes, S/2 > B) share it until the send is done: the ring ends B / bandwidth later.
+    const SystemSpec sys = test::catalog().gpu_system("dgx-h100", 4, "t", "$");
+    const std::vector<int> sizes{8, 1, 2, 2};
+    const CollectiveTimer sg(sys, NetworkBackend::simgrid), an(sys, NetworkBackend::analytical);
+    const CollectiveTimer::Traffic ring{Collective::all_reduce, 2e9, {sizes, 2, GroupRef::Part::all}};
+    const CollectiveTimer::Traffic send{Collective::send_recv, 200e6, {sizes, 3, GroupRef::Part::all}};
+    const double alone = sg.cost(ring.c, ring.bytes, ring.group).time_s;
+    const double with = sg.cost_with(ring, {send}).time_s;
+    const double rail_bytes_per_s = 50e9 * 0.92;
+    CHECK(with == approx(alone + send.bytes / rail_bytes_per_s).epsilon(0.02));
+    // The analytical backend is congestion-free by definition.
+    CHECK(an.cost_with(ring, {send}).time_s == approx(an.cost(ring.c, ring.bytes, ring.group).time_s));
 }
