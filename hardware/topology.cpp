@@ -88,6 +88,13 @@ TpuPlacement place_tpu(const SystemSpec& sys, const std::vector<int>& sizes) {
     return p;
 }
 
+// GPUs fill nodes in rank order: members of group `which` that share a node (its stride below the node size).
+int gpu_members_per_node(const SystemSpec& sys, const std::vector<int>& sizes, size_t which) {
+    const long long stride = product(sizes, which);
+    const int G = sys.node.gpus_per_node;
+    return stride >= G ? 1 : static_cast<int>(std::min<long long>(sizes.at(which), G / stride));
+}
+
 }  // namespace
 
 GroupShape group_shape(const SystemSpec& sys, const std::vector<int>& sizes, size_t which) {
@@ -95,9 +102,7 @@ GroupShape group_shape(const SystemSpec& sys, const std::vector<int>& sizes, siz
     const int n = sizes.at(which);
     if (n <= 1) return s;
     if (sys.is_gpu) {
-        const long long stride = product(sizes, which);
-        const int G = sys.node.gpus_per_node;
-        const int per_node = stride >= G ? 1 : std::min<long long>(n, G / stride);
+        const int per_node = gpu_members_per_node(sys, sizes, which);
         if (per_node > 1) s.dims.push_back({per_node, false, false, true, false});
         if (n / per_node > 1) s.dims.push_back({n / per_node, false, false, false, false});
         return s;
@@ -129,9 +134,7 @@ GroupNetwork place_group(const SystemSpec& sys, const std::vector<int>& sizes, s
     const int n = sizes.at(which);
     if (n <= 1) return gn;
     if (sys.is_gpu) {
-        const long long stride = product(sizes, which);
-        const int G = sys.node.gpus_per_node;
-        const int per_node = stride >= G ? 1 : std::min<long long>(n, G / stride);
+        const int per_node = gpu_members_per_node(sys, sizes, which);
         const int across = (n + per_node - 1) / per_node;
         if (per_node > 1) gn.levels.push_back(nvlink_level(sys, per_node));
         if (across > 1) gn.levels.push_back(nic_level(sys, across));
