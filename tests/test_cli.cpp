@@ -103,3 +103,25 @@ TEST_CASE("impossible splits are reported with their reason and exit 3, without 
     CHECK(r.exit_code == 3);
     CHECK(r.err.find("TP=8 does not divide the 100 attention heads") != std::string::npos);
 }
+
+TEST_CASE("validate: an unknown chip in a published-run file names the file and JSON path") {
+    podsim::Json runs = podsim::Json::parse(std::ifstream(shared("validation/published_runs.json")));
+    runs[3]["hardware"]["chip"] = "Z900-SXM";
+    const std::string path = temp_dir() + "/runs.json";
+    write_file(path, runs.dump());
+    auto r = run_podsim("validate " + path);
+    CHECK(r.exit_code == 1);
+    CHECK(r.err.find(path + ": $[3].hardware.chip: unknown chip \"Z900-SXM\"") != std::string::npos);
+    CHECK(r.out.empty());
+}
+
+TEST_CASE("validate --format json has the documented keys") {
+    auto r = run_podsim("validate " + shared("validation/published_runs.json") + " --format json");
+    REQUIRE(r.exit_code == 0);
+    auto j = podsim::Json::parse(r.out);
+    CHECK(j["runs"].size() >= 40);
+    CHECK(j["runs"][0].contains("id"));
+    CHECK(j["runs"][0]["predicted_step_time_s"].get<double>() > 0);
+    CHECK(j["mape_pct"].get<double>() <= 10);
+    CHECK(j["max_error_pct"].get<double>() <= 20);
+}
