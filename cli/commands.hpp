@@ -11,6 +11,7 @@ using Args = std::vector<std::string>;
 int cmd_run(const Args& args);
 int cmd_validate(const Args& args);
 int cmd_fit(const Args& args);
+int cmd_calibrate(const Args& args);
 
 // Shared by the commands: "--format text|json", "--out FILE".
 struct CommonFlags {

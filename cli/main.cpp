@@ -18,6 +18,8 @@ commands:
   validate FILE.json...   predict published training runs and compare step times (MAPE, worst error)
   fit RUNS.json... --chip ID --precision 16bit|fp8 [--out PROFILE.json]
                           fit a chip's GEMM efficiency to half of the matching published runs
+  calibrate SCENARIO.json --out PROFILE.json [--budget-s 60] [--device cpu]
+                          run the plan's real kernels on this machine and record what they achieve
   help [command]          show help for a command
 
 Each command accepts --help. Exit status: 0 success, 1 bad input, 2 usage error, 3 infeasible plan.
@@ -66,6 +68,16 @@ held out and their error printed. With --out, writes a profile for hardware/prof
 later plan on that chip and precision uses (and names in its output). Kernel calibration
 (podsim calibrate, issue #4) will replace these with measured profiles.
 )"},
+    {"calibrate", R"(usage: podsim calibrate SCENARIO.json --out PROFILE.json [--budget-s 60] [--device cpu|cuda]
+
+Runs the real kernels of the plan's training step on this machine at the exact per-device shard
+shapes (every GEMM of a layer's forward and backward, causal attention, norms, activations,
+residual passes, logits and loss, AdamW), with the token dimension shrunk so that the whole run
+fits --budget-s. Each kernel is warmed up and repeated; the profile records its shape, FLOPs,
+bytes, median/min/max time and spread, achieved FLOP/s and bytes/s, the CPU and the BLAS build.
+GEMMs use OpenBLAS in fp32 (Debian's build has no bf16 GEMM). --device cuda needs a build with
+CUDA, which this one does not have.
+)"},
 };
 
 bool wants_help(const std::vector<std::string>& a) {
@@ -98,6 +110,7 @@ int main(int argc, char** argv) {
         if (cmd == "run") return podsim::cmd_run(args);
         if (cmd == "validate") return podsim::cmd_validate(args);
         if (cmd == "fit") return podsim::cmd_fit(args);
+        if (cmd == "calibrate") return podsim::cmd_calibrate(args);
     } catch (const podsim::InputError& e) {
         std::cerr << "podsim: error: " << e.what() << "\n";
         return 1;

@@ -2,7 +2,8 @@
 # Installs what podsim needs from Debian's packages (only what is missing), then configures and builds it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-packages=(cmake g++ make pkg-config libsimgrid-dev libboost-graph-dev libfmt-dev nlohmann-json3-dev doctest-dev)
+packages=(cmake g++ make pkg-config libsimgrid-dev libboost-graph-dev libfmt-dev nlohmann-json3-dev doctest-dev
+          libopenblas-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
