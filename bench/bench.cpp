@@ -5,11 +5,15 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <fstream>
 #include <vector>
 
 #include "hardware/catalog.hpp"
 #include "models/published_run.hpp"
 #include "models/scenario.hpp"
+#include "hardware/calibration/cpu_train_step.hpp"
+#include "hardware/calibration/kernel_profile.hpp"
+#include "models/kernel_calibration.hpp"
 #include "models/step.hpp"
 #include "sim/network_backend.hpp"
 
@@ -105,5 +109,30 @@ int main() {
     simgrid_step("Megatron 1T on 3072 A100", s.model, s.system, s.plan);
     for (const auto& run : load_published_runs(std::string(PODSIM_SHARED_DIR) + "/validation/published_runs.json", cat))
         if (run.id == "palm-540b") simgrid_step("PaLM 540B on 6144 TPU v4", run.model, run.system, run.plan);
+
+    // 5. Closing the calibration loop on this CPU: a real C++ training step (forward, backward, AdamW) against
+    //    podsim's prediction from a calibration profile made just before, for three shapes.
+    const calib::TinyGpt shapes[] = {{4, 512, 8, 2048, 8192, 512, 2, 2}, {4, 768, 12, 3072, 8192, 512, 1, 2},
+                                     {4, 1024, 16, 4096, 8192, 256, 2, 2}};
+    for (const auto& t : shapes) {
+        ModelSpec m;
+        m.name = "cpu-gpt", m.layers = t.layers, m.hidden = t.hidden, m.heads = t.heads, m.kv_heads = t.heads;
+        m.head_dim = t.hidden / t.heads, m.ffn_hidden = t.ffn, m.vocab = t.vocab, m.seq_len = t.seq;
+        m.activation = Activation::gelu, m.bias = false, m.dropout = false, m.position = Position::none;
+        ParallelPlan p;
+        p.micro_batch = t.micro_batch, p.global_batch = t.micro_batch * t.micro_batches;
+        p.attention = AttentionKernel::standard;
+        std::string table;
+        const Json ms = calibrate_kernels(m, p, 10.0, table);
+        const std::string file = "/tmp/podsim-bench-cpu-profile.json";
+        std::ofstream(file) << Json{{"schema_version", 1}, {"kind", "kernel-calibration"},
+                                    {"device", {{"name", "this host"}}}, {"measurements", ms}}.dump();
+        const auto pred = predict_step_from_kernels(m, p, calib::load_kernel_profile(file));
+        const double meas = calib::measure_train_step_s(t, 3);
+        std::printf("cpu training step, %d layers, hidden %d, seq %d, %d x %d sequences: predicted %.3f s, measured "
+                    "%.3f s (%+.1f%%)\n",
+                    t.layers, t.hidden, t.seq, t.micro_batches, t.micro_batch, pred.step_s, meas,
+                    100 * (pred.step_s / meas - 1));
+    }
     return 0;
 }

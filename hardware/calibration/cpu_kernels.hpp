@@ -13,7 +13,7 @@ struct Timing {
 };
 
 // Runs `fn` once to warm up, then repeats it until `budget_s` is spent (at least `min_reps`, at most 50 times).
-Timing time_kernel(const std::function<void()>& fn, double budget_s, int min_reps = 3);
+Timing time_kernel(const std::function<void()>& fn, double budget_s, int min_reps = 5);
 
 // Each kernel allocates its operands, fills them, and returns its timing; FLOPs/bytes are the caller's to count.
 Timing gemm(long m, long n, long k, double budget_s);  // C[m,n] = A[m,k] B[k,n], fp32

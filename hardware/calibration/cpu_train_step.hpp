@@ -1,0 +1,36 @@
+// A real decoder-only transformer training step on the CPU (fp32): forward, loss, backward and AdamW, built from
+// the same kernels that calibration times (OpenBLAS GEMMs, the attention, norm and activation loops). It closes
+// the loop: podsim predicts this step from a calibration profile, and the two are compared.
+#pragma once
+#include <memory>
+
+namespace podsim::calib {
+
+struct TinyGpt {
+    int layers = 4;
+    int hidden = 512;
+    int heads = 8;
+    int ffn = 2048;
+    int vocab = 8192;
+    int seq = 512;
+    int micro_batch = 2;
+    int micro_batches = 2;  // gradient accumulation steps per optimizer step
+};
+
+class CpuTrainStep {
+public:
+    explicit CpuTrainStep(const TinyGpt& shape);
+    ~CpuTrainStep();
+    // One optimizer step over all micro-batches; returns the mean loss.
+    float step();
+    long parameters() const;
+
+private:
+    struct Impl;
+    std::unique_ptr<Impl> impl_;
+};
+
+// The fastest of `steps` optimizer steps after one warm-up step (as calibration, the least disturbed figure).
+double measure_train_step_s(const TinyGpt& shape, int steps);
+
+}  // namespace podsim::calib
