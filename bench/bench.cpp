@@ -13,11 +13,15 @@
 #include "models/scenario.hpp"
 #include "hardware/calibration/cpu_train_step.hpp"
 #include "hardware/calibration/kernel_profile.hpp"
+#include "hardware/calibration/loopback_dp.hpp"
 #include "models/kernel_calibration.hpp"
 #include "models/step.hpp"
 #include "sim/network_backend.hpp"
 
 using namespace podsim;
+
+extern "C" void openblas_set_num_threads(int);
+extern "C" int openblas_get_num_threads();
 using Clock = std::chrono::steady_clock;
 
 static double seconds_since(Clock::time_point t0) {
@@ -133,6 +137,34 @@ int main() {
                     "%.3f s (%+.1f%%)\n",
                     t.layers, t.hidden, t.seq, t.micro_batches, t.micro_batch, pred.step_s, meas,
                     100 * (pred.step_s / meas - 1));
+    }
+
+    // 6. Two processes on loopback with a real gradient all-reduce, against the prediction.
+    {
+        const calib::TinyGpt t{4, 512, 8, 2048, 8192, 256, 2, 2};
+        ModelSpec m;
+        m.name = "cpu-gpt", m.layers = t.layers, m.hidden = t.hidden, m.heads = t.heads, m.kv_heads = t.heads;
+        m.head_dim = t.hidden / t.heads, m.ffn_hidden = t.ffn, m.vocab = t.vocab, m.seq_len = t.seq;
+        m.activation = Activation::gelu, m.bias = false, m.dropout = false, m.position = Position::none;
+        ParallelPlan p;
+        p.micro_batch = t.micro_batch, p.global_batch = t.micro_batch * t.micro_batches;
+        p.attention = AttentionKernel::standard;
+        const auto link = calib::measure_loopback();
+        const int threads = openblas_get_num_threads();
+        openblas_set_num_threads(1);
+        std::string table;
+        const Json ms = calibrate_kernels(m, p, 10.0, table);
+        openblas_set_num_threads(threads);
+        const std::string file = "/tmp/podsim-bench-cpu1-profile.json";
+        std::ofstream(file) << Json{{"schema_version", 1}, {"kind", "kernel-calibration"},
+                                    {"device", {{"name", "this host, one thread"}}}, {"measurements", ms}}.dump();
+        const auto dp = calib::measure_dp_step(t, 3);
+        const double compute = predict_step_from_kernels(m, p, calib::load_kernel_profile(file)).step_s;
+        const double ar = predict_allreduce_s(dp.gradient_bytes, 2, link.bytes_per_s, link.latency_s);
+        std::printf("loopback data parallel, 2 processes: link %.2f GB/s each way, %.1f us; predicted %.3f s "
+                    "(all-reduce %.3f s), measured %.3f s (all-reduce %.3f s), %+.1f%%\n",
+                    link.bytes_per_s / 1e9, link.latency_s * 1e6, compute + ar, ar, dp.step_s, dp.allreduce_s,
+                    100 * ((compute + ar) / dp.step_s - 1));
     }
     return 0;
 }

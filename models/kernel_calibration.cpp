@@ -7,6 +7,7 @@
 
 #include "hardware/calibration/cpu_kernels.hpp"
 #include "models/layer_ops.hpp"
+#include "sim/collectives.hpp"
 
 namespace podsim {
 
@@ -169,6 +170,14 @@ KernelPrediction predict_step_from_kernels(const ModelSpec& m, const ParallelPla
     r.optimizer_s = *opt;
     r.step_s = r.forward_s + r.backward_s + r.optimizer_s;
     return r;
+}
+
+double predict_allreduce_s(const std::vector<size_t>& tensor_bytes, int ranks, double bytes_per_s, double latency_s) {
+    GroupNetwork net;
+    net.levels.push_back({ranks, bytes_per_s, latency_s, ranks - 1, "loopback"});
+    double t = 0;
+    for (size_t b : tensor_bytes) t += collective_cost(Collective::all_reduce, double(b), net).time_s;
+    return t;
 }
 
 }  // namespace podsim

@@ -3,6 +3,7 @@
 // was measured.
 #pragma once
 #include <string>
+#include <vector>
 
 #include "hardware/calibration/kernel_profile.hpp"
 #include "hardware/json_reader.hpp"
@@ -23,5 +24,9 @@ struct KernelPrediction {
     double forward_s = 0, backward_s = 0, optimizer_s = 0;  // whole step
 };
 KernelPrediction predict_step_from_kernels(const ModelSpec& m, const ParallelPlan& p, const calib::KernelProfile& k);
+
+// The gradient all-reduce of data parallelism over one measured link (two ranks, as on loopback): one ring
+// all-reduce per gradient tensor, costed by the same alpha-beta model as every collective (sim/collectives).
+double predict_allreduce_s(const std::vector<size_t>& tensor_bytes, int ranks, double bytes_per_s, double latency_s);
 
 }  // namespace podsim

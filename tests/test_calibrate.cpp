@@ -7,6 +7,7 @@
 
 #include "hardware/calibration/cpu_train_step.hpp"
 #include "hardware/calibration/kernel_profile.hpp"
+#include "hardware/calibration/loopback_dp.hpp"
 #include "models/kernel_calibration.hpp"
 #include "tests/helpers.hpp"
 
@@ -99,4 +100,34 @@ TEST_CASE("closing the loop: a fresh calibration predicts the measured CPU train
                           << measured << " s");
         CHECK(predicted.step_s == approx(measured).epsilon(0.15));
     }
+}
+
+extern "C" void openblas_set_num_threads(int);
+extern "C" int openblas_get_num_threads();
+
+TEST_CASE("data parallel on loopback: two processes with a real gradient all-reduce, predicted within 20%") {
+    // Each rank runs on one core (one BLAS thread), so the compute profile is made with one thread too. The
+    // simulator's part: the step from the profile, plus one ring all-reduce per gradient tensor over the
+    // measured loopback bandwidth and latency.
+    const podsim::calib::TinyGpt t{2, 384, 6, 1536, 4096, 256, 2, 2};
+    const auto m = tiny_gpt(t);
+    const auto p = single_device(t);
+    const auto link = podsim::calib::measure_loopback();
+    REQUIRE(link.bytes_per_s > 0);
+    const int threads = openblas_get_num_threads();
+    openblas_set_num_threads(1);
+    std::string table;
+    const podsim::Json ms = podsim::calibrate_kernels(m, p, 3.0, table);
+    openblas_set_num_threads(threads);
+    const std::string file = temp_dir() + "/cpu1-profile.json";
+    write_file(file, podsim::Json{{"schema_version", 1}, {"kind", "kernel-calibration"},
+                                  {"device", {{"name", "this host, one thread"}}}, {"measurements", ms}}
+                         .dump());
+    const auto dp = podsim::calib::measure_dp_step(t, 3);
+    const double compute = podsim::predict_step_from_kernels(m, p, podsim::calib::load_kernel_profile(file)).step_s;
+    const double allreduce = podsim::predict_allreduce_s(dp.gradient_bytes, 2, link.bytes_per_s, link.latency_s);
+    MESSAGE("loopback " << link.bytes_per_s / 1e9 << " GB/s, " << link.latency_s * 1e6 << " us; predicted "
+                        << compute + allreduce << " s (all-reduce " << allreduce << "), measured " << dp.step_s
+                        << " s (all-reduce " << dp.allreduce_s << ")");
+    CHECK(compute + allreduce == approx(dp.step_s).epsilon(0.20));
 }

@@ -224,12 +224,18 @@ struct CpuTrainStep::Impl {
         return loss / T;
     }
 
-    float step() {
+    float accumulate() {
         auto ps = params();
         auto gs = grads();
         for (size_t i = 0; i < ps.size(); ++i) gs[i]->assign(ps[i]->size(), 0.0f);
         float loss = 0;
         for (int mb = 0; mb < s.micro_batches; ++mb) loss += micro_batch(mb);
+        return loss / s.micro_batches;
+    }
+
+    void apply() {
+        auto ps = params();
+        auto gs = grads();
         ++t_step;
         const float lr = 1e-3f, b1 = 0.9f, b2 = 0.95f, eps = 1e-8f, wd = 0.01f;
         const float c1 = 1 - std::pow(b1, float(t_step)), c2 = 1 - std::pow(b2, float(t_step));
@@ -244,13 +250,21 @@ struct CpuTrainStep::Impl {
                 p[k] -= lr * ((m[k] / c1) / (std::sqrt(v[k] / c2) + eps) + wd * p[k]);
             }
         }
-        return loss / s.micro_batches;
+    }
+
+    float step() {
+        const float loss = accumulate();
+        apply();
+        return loss;
     }
 };
 
 CpuTrainStep::CpuTrainStep(const TinyGpt& shape) : impl_(std::make_unique<Impl>(shape)) {}
 CpuTrainStep::~CpuTrainStep() = default;
 float CpuTrainStep::step() { return impl_->step(); }
+float CpuTrainStep::accumulate() { return impl_->accumulate(); }
+void CpuTrainStep::apply() { impl_->apply(); }
+std::vector<std::vector<float>*> CpuTrainStep::gradients() { return impl_->grads(); }
 long CpuTrainStep::parameters() const {
     long n = 0;
     for (auto* p : impl_->params()) n += static_cast<long>(p->size());

@@ -3,6 +3,7 @@
 // the loop: podsim predicts this step from a calibration profile, and the two are compared.
 #pragma once
 #include <memory>
+#include <vector>
 
 namespace podsim::calib {
 
@@ -23,6 +24,11 @@ public:
     ~CpuTrainStep();
     // One optimizer step over all micro-batches; returns the mean loss.
     float step();
+    // The same in two halves, for data parallelism: forward and backward of every micro-batch (gradients
+    // accumulated), then the AdamW update. Between them the gradients can be all-reduced in place.
+    float accumulate();
+    void apply();
+    std::vector<std::vector<float>*> gradients();  // one tensor each, in a fixed order
     long parameters() const;
 
 private:
