@@ -115,56 +115,46 @@ int main() {
         if (run.id == "palm-540b") simgrid_step("PaLM 540B on 6144 TPU v4", run.model, run.system, run.plan);
 
     // 5. Closing the calibration loop on this CPU: a real C++ training step (forward, backward, AdamW) against
-    //    podsim's prediction from a calibration profile made just before, for three shapes.
+    //    podsim's simulation of it from a calibration profile made just before, for three shapes; then two processes
+    //    on loopback with a real gradient all-reduce.
+    auto fresh_profile = [&](const calib::TinyGpt& t, const std::string& file) {
+        std::string table;
+        const Json ms = calibrate_kernels(cpu_gpt_model(t), cpu_gpt_plan(t, 1), 10.0, table);
+        std::ofstream(file) << Json{{"schema_version", 1}, {"kind", "kernel-calibration"}, {"chip", "host-cpu"},
+                                    {"device", {{"name", "this host"}}}, {"measurements", ms}}.dump();
+        return calib::load_kernel_profile(file);
+    };
     const calib::TinyGpt shapes[] = {{4, 512, 8, 2048, 8192, 512, 2, 2}, {4, 768, 12, 3072, 8192, 512, 1, 2},
                                      {4, 1024, 16, 4096, 8192, 256, 2, 2}};
+    const SystemSpec host1 = cat.gpu_system("host-cpu", 1, "bench", "$");
     for (const auto& t : shapes) {
-        ModelSpec m;
-        m.name = "cpu-gpt", m.layers = t.layers, m.hidden = t.hidden, m.heads = t.heads, m.kv_heads = t.heads;
-        m.head_dim = t.hidden / t.heads, m.ffn_hidden = t.ffn, m.vocab = t.vocab, m.seq_len = t.seq;
-        m.activation = Activation::gelu, m.bias = false, m.dropout = false, m.position = Position::none;
-        ParallelPlan p;
-        p.micro_batch = t.micro_batch, p.global_batch = t.micro_batch * t.micro_batches;
-        p.attention = AttentionKernel::standard;
-        std::string table;
-        const Json ms = calibrate_kernels(m, p, 10.0, table);
-        const std::string file = "/tmp/podsim-bench-cpu-profile.json";
-        std::ofstream(file) << Json{{"schema_version", 1}, {"kind", "kernel-calibration"},
-                                    {"device", {{"name", "this host"}}}, {"measurements", ms}}.dump();
-        const auto pred = predict_step_from_kernels(m, p, calib::load_kernel_profile(file));
+        const auto profile = fresh_profile(t, "/tmp/podsim-bench-cpu-profile.json");
+        StepOptions opt;
+        opt.kernels = &profile;
+        const double pred = simulate_step(cpu_gpt_model(t), host1, cpu_gpt_plan(t, 1), opt).step_time_s;
         const double meas = calib::measure_train_step_s(t, 3);
         std::printf("cpu training step, %d layers, hidden %d, seq %d, %d x %d sequences: predicted %.3f s, measured "
                     "%.3f s (%+.1f%%)\n",
-                    t.layers, t.hidden, t.seq, t.micro_batches, t.micro_batch, pred.step_s, meas,
-                    100 * (pred.step_s / meas - 1));
+                    t.layers, t.hidden, t.seq, t.micro_batches, t.micro_batch, pred, meas, 100 * (pred / meas - 1));
     }
-
-    // 6. Two processes on loopback with a real gradient all-reduce, against the prediction.
     {
         const calib::TinyGpt t{4, 512, 8, 2048, 8192, 256, 2, 2};
-        ModelSpec m;
-        m.name = "cpu-gpt", m.layers = t.layers, m.hidden = t.hidden, m.heads = t.heads, m.kv_heads = t.heads;
-        m.head_dim = t.hidden / t.heads, m.ffn_hidden = t.ffn, m.vocab = t.vocab, m.seq_len = t.seq;
-        m.activation = Activation::gelu, m.bias = false, m.dropout = false, m.position = Position::none;
-        ParallelPlan p;
-        p.micro_batch = t.micro_batch, p.global_batch = t.micro_batch * t.micro_batches;
-        p.attention = AttentionKernel::standard;
         const auto link = calib::measure_loopback();
         const int threads = openblas_get_num_threads();
         openblas_set_num_threads(1);
-        std::string table;
-        const Json ms = calibrate_kernels(m, p, 10.0, table);
+        const auto profile = fresh_profile(t, "/tmp/podsim-bench-cpu1-profile.json");
         openblas_set_num_threads(threads);
-        const std::string file = "/tmp/podsim-bench-cpu1-profile.json";
-        std::ofstream(file) << Json{{"schema_version", 1}, {"kind", "kernel-calibration"},
-                                    {"device", {{"name", "this host, one thread"}}}, {"measurements", ms}}.dump();
         const auto dp = calib::measure_dp_step(t, 3);
-        const double compute = predict_step_from_kernels(m, p, calib::load_kernel_profile(file)).step_s;
-        const double ar = predict_allreduce_s(dp.gradient_bytes, 2, link.bytes_per_s, link.latency_s);
+        SystemSpec host2 = cat.gpu_system("host-cpu", 2, "bench", "$");
+        host2.node.gpu_nic_bytes_per_s = link.bytes_per_s;
+        host2.node.network_latency_s = link.latency_s;
+        StepOptions opt;
+        opt.kernels = &profile;
+        const auto r = simulate_step(cpu_gpt_model(t), host2, cpu_gpt_plan(t, 2), opt);
         std::printf("loopback data parallel, 2 processes: link %.2f GB/s each way, %.1f us; predicted %.3f s "
-                    "(all-reduce %.3f s), measured %.3f s (all-reduce %.3f s), %+.1f%%\n",
-                    link.bytes_per_s / 1e9, link.latency_s * 1e6, compute + ar, ar, dp.step_s, dp.allreduce_s,
-                    100 * ((compute + ar) / dp.step_s - 1));
+                    "(exposed communication %.3f s), measured %.3f s (all-reduce %.3f s), %+.1f%%\n",
+                    link.bytes_per_s / 1e9, link.latency_s * 1e6, r.step_time_s, r.breakdown.exposed_comm_s, dp.step_s,
+                    dp.allreduce_s, 100 * (r.step_time_s / dp.step_s - 1));
     }
     return 0;
 }

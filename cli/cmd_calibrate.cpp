@@ -53,6 +53,7 @@ int cmd_calibrate(const Args& args) {
     std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
     Json profile = {{"schema_version", 1},
                     {"kind", "kernel-calibration"},
+                    {"chip", "host-cpu"},
                     {"device", {{"type", "cpu"}, {"name", host.cpu_model}, {"logical_cpus", host.logical_cpus}}},
                     {"libraries", {{"blas", host.blas}, {"blas_threads", host.blas_threads}}},
                     {"precision", std::string("fp32 throughout (the plan asks for ") + to_string(s.plan.precision) +

@@ -19,6 +19,11 @@ int cmd_run(const Args& args) {
     const CollectiveTimer timer(s.system, use_simgrid(f) ? NetworkBackend::simgrid : NetworkBackend::analytical);
     StepOptions opt;
     opt.timer = &timer;
+    calib::KernelProfile kernels;
+    if (!f.kernel_profile.empty()) {
+        kernels = calib::load_kernel_profile(f.kernel_profile);
+        opt.kernels = &kernels;
+    }
     const StepResult r = simulate_step(s.model, s.system, s.plan, opt);
     const CostReport c = cost_report(s.system, r, s.token_budget, cat, s.region);
     const std::string out = f.format == "json" ? plan_json(s, r, c).dump(2) + "\n" : plan_text(s, r, c);

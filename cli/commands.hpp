@@ -18,6 +18,7 @@ struct CommonFlags {
     std::string format = "text";
     std::string out;
     std::string network = "analytical";
+    std::string kernel_profile;  // a podsim calibrate profile of the plan's chip
     std::vector<std::string> positional;
 };
 CommonFlags parse_flags(const Args& args, const std::string& cmd);

@@ -25,6 +25,8 @@ CommonFlags parse_flags(const Args& args, const std::string& cmd) {
             f.network = value();
             if (f.network != "analytical" && f.network != "simgrid")
                 throw UsageError(cmd + ": --network expects analytical or simgrid, got \"" + f.network + "\"");
+        } else if (a == "--kernel-profile") {
+            f.kernel_profile = value();
         } else if (a.rfind("--", 0) == 0) {
             throw UsageError(cmd + ": unknown option " + a + " (see podsim " + cmd + " --help)");
         } else {

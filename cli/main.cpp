@@ -26,7 +26,8 @@ Each command accepts --help. Exit status: 0 success, 1 bad input, 2 usage error,
 )";
 
 const std::map<std::string, std::string> kHelp = {
-    {"run", R"(usage: podsim run [SCENARIO.json] [--format text|json] [--out FILE] [--network analytical]
+    {"run", R"(usage: podsim run [SCENARIO.json] [--format text|json] [--out FILE] [--network analytical|simgrid]
+                  [--kernel-profile PROFILE.json]
 
 Without SCENARIO.json, runs the built-in default: scenarios/seed-1.2t-v4-2048.json.
 
@@ -42,6 +43,8 @@ and dollars under on-demand, spot and 1-/3-year commitment prices.
                        analytical (default): closed-form alpha-beta per topology and algorithm, no
                        contention; simgrid: every instance of each collective lowered to flows on the
                        topology graph and run together in SimGrid, so groups that share links contend
+  --kernel-profile P   time ops from a `podsim calibrate` profile of the plan's chip (e.g. host-cpu):
+                       each op from its measured kernel, else the profile's fitted model for its kind
 
 Exit status 3 when the plan is impossible (TP not dividing heads, memory over HBM, ...): the
 reasons are printed.

@@ -71,7 +71,8 @@ ChipSpec chip_from_json(const JsonObject& o) {
     c.name = o.string("name");
     c.aliases = o.string_array("aliases");
     c.vendor = o.string("vendor");
-    c.kind = o.one_of("kind", {"tpu", "gpu"}) == "tpu" ? ChipKind::tpu : ChipKind::gpu;
+    const std::string kind = o.one_of("kind", {"tpu", "gpu", "cpu"});
+    c.kind = kind == "tpu" ? ChipKind::tpu : kind == "gpu" ? ChipKind::gpu : ChipKind::cpu;
     c.peak_bf16_flops_per_s = o.positive("peak_bf16_flops_per_s");
     c.peak_fp16_flops_per_s = o.opt_number("peak_fp16_flops_per_s").value_or(0);
     c.peak_fp8_flops_per_s = o.opt_number("peak_fp8_flops_per_s").value_or(0);

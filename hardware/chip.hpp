@@ -9,7 +9,7 @@
 
 namespace podsim {
 
-enum class ChipKind { tpu, gpu };
+enum class ChipKind { tpu, gpu, cpu };  // cpu: the calibration host, described like a GPU
 
 // The achievable fractions of peak that the simulator applies when no calibration profile matches.
 struct ChipEfficiency {

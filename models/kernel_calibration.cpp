@@ -24,6 +24,7 @@ struct Planned {
     long elements = 0;         // elementwise ops: elements after shrinking
     double flops = 0, bytes = 0;
     double plan_flops = 0, plan_bytes = 0;  // the op's full size in the plan
+    double plan_min_dim = 0;                 // its smallest GEMM dimension
     double shrink = 1;         // measured tokens / plan tokens
 };
 
@@ -81,6 +82,7 @@ Json calibrate_kernels(const ModelSpec& m, const ParallelPlan& p, double budget_
                 k.bytes = o.bytes * k.shrink;
             }
             k.plan_flops = o.flops, k.plan_bytes = o.bytes;
+            k.plan_min_dim = std::min({o.m, o.n, o.k});
             if (k.kind == "attention") {
                 k.op = "attention";  // one kernel: QK^T, causal softmax, PV (the forward of core.qk + softmax + core.pv)
                 k.plan_flops = 4.0 * double(p.micro_batch) * (m.heads / p.tp) * (double(m.seq_len) / p.cp) * m.seq_len *
@@ -114,7 +116,7 @@ Json calibrate_kernels(const ModelSpec& m, const ParallelPlan& p, double budget_
         Json shape = k.kind == "elementwise" ? Json{{"tokens", k.elements}} : Json{{"m", k.m}, {"n", k.n}, {"k", k.k}};
         ms.push_back({{"op", k.op}, {"pass", k.pass}, {"kind", k.kind}, {"shape", shape},
                       {"token_shrink", k.shrink}, {"flops", k.flops}, {"bytes", k.bytes},
-                      {"plan_flops", k.plan_flops}, {"plan_bytes", k.plan_bytes},
+                      {"plan_flops", k.plan_flops}, {"plan_bytes", k.plan_bytes}, {"plan_min_dim", k.plan_min_dim},
                       {"median_s", t.median_s}, {"min_s", t.min_s}, {"max_s", t.max_s}, {"reps", t.reps},
                       {"spread_pct", t.spread_pct()},
                       {"flops_per_s", t.median_s > 0 ? k.flops / t.median_s : 0.0},
@@ -136,40 +138,28 @@ Json calibrate_kernels(const ModelSpec& m, const ParallelPlan& p, double budget_
     return ms;
 }
 
-KernelPrediction predict_step_from_kernels(const ModelSpec& m, const ParallelPlan& p, const calib::KernelProfile& k) {
-    auto time_of = [&](const Op& o, const char* pass) -> double {
-        if (o.kind == OpKind::collective) return 0;  // a single device communicates nothing
-        if (o.name.find("softmax") != std::string::npos) return 0;  // inside the measured attention kernel
-        if (o.kind == OpKind::attention || o.name.rfind("core.", 0) == 0) {
-            // Attention was measured as one forward kernel; each attention op takes its share by FLOPs.
-            auto t = k.time_s("attention", "forward", o.flops, 0);
-            if (!t) throw InputError(k.file, "$.measurements", "no attention kernel in the profile");
-            return *t;
-        }
-        auto t = k.time_s(o.name, pass, o.flops, o.bytes);
-        if (!t) throw InputError(k.file, "$.measurements", "no kernel for op \"" + o.name + "\" (" + pass +
-                                                               "): calibrate with this plan");
-        return *t;
-    };
-    auto pass_s = [&](const std::vector<Op>& ops, const char* pass) {
-        double t = 0;
-        for (const auto& o : ops) t += time_of(o, pass);
-        return t;
-    };
-    const LayerOps L = layer_ops(m, p), H = head_ops(m, p), E = embedding_ops(m, p);
-    std::vector<Op> back = L.recompute;  // recomputation re-runs forward kernels
-    KernelPrediction r;
-    const double mbs = double(p.global_batch) / (p.micro_batch * p.dp);
-    r.forward_s = mbs * (m.layers * pass_s(L.forward, "forward") + pass_s(H.forward, "forward") +
-                         pass_s(E.forward, "forward"));
-    r.backward_s = mbs * (m.layers * (pass_s(L.backward, "backward") + pass_s(back, "forward")) +
-                          pass_s(H.backward, "backward") + pass_s(E.backward, "backward"));
-    const double params = m.total_params() / p.tp;
-    auto opt = k.time_s("adamw", "optimizer", 0, params * 28.0);
-    if (!opt) throw InputError(k.file, "$.measurements", "no adamw kernel in the profile");
-    r.optimizer_s = *opt;
-    r.step_s = r.forward_s + r.backward_s + r.optimizer_s;
-    return r;
+ModelSpec cpu_gpt_model(const calib::TinyGpt& t) {
+    ModelSpec m;
+    m.name = "cpu-gpt";
+    m.layers = t.layers, m.hidden = t.hidden, m.heads = t.heads, m.kv_heads = t.heads, m.head_dim = t.hidden / t.heads;
+    m.ffn_hidden = t.ffn, m.vocab = t.vocab, m.seq_len = t.seq;
+    m.activation = Activation::gelu, m.norm = Norm::layernorm, m.position = Position::none;
+    m.bias = false, m.dropout = false, m.tied_embeddings = false;
+    return m;
+}
+
+ParallelPlan cpu_gpt_plan(const calib::TinyGpt& t, int ranks) {
+    ParallelPlan p;
+    p.dp = ranks;
+    p.micro_batch = t.micro_batch;
+    p.global_batch = static_cast<long long>(t.micro_batch) * t.micro_batches * ranks;
+    p.attention = AttentionKernel::standard;
+    p.recompute = Recompute::none;
+    p.dp_overlap = false;        // all-reduce after the backward, tensor by tensor
+    p.grad_reduce_bytes = 4;     // fp32 gradients
+    p.master_weight_bytes = 4;
+    p.compute_weight_copy = false;
+    return p;
 }
 
 double predict_allreduce_s(const std::vector<size_t>& tensor_bytes, int ranks, double bytes_per_s, double latency_s) {

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "hardware/calibration/cpu_train_step.hpp"
 #include "hardware/calibration/kernel_profile.hpp"
 #include "hardware/json_reader.hpp"
 #include "models/plan.hpp"
@@ -16,14 +17,11 @@ namespace podsim {
 // "measurements" array and appends a readable table to `table`.
 Json calibrate_kernels(const ModelSpec& m, const ParallelPlan& p, double budget_s, std::string& table);
 
-// One training step of a single device (no parallelism: nothing to communicate, no pipeline) from a profile:
-// every op of the step's op list timed from its measured kernel, scaled to the op's size. Throws InputError
-// when the profile lacks an op of the plan.
-struct KernelPrediction {
-    double step_s = 0;
-    double forward_s = 0, backward_s = 0, optimizer_s = 0;  // whole step
-};
-KernelPrediction predict_step_from_kernels(const ModelSpec& m, const ParallelPlan& p, const calib::KernelProfile& k);
+// The workload of the C++ CPU training step (hardware/calibration/cpu_train_step) in podsim's terms, so that the
+// simulator can predict it: the same layers and ops, `ranks` processes of data parallelism, gradients all-reduced
+// in fp32 after the backward.
+ModelSpec cpu_gpt_model(const calib::TinyGpt& t);
+ParallelPlan cpu_gpt_plan(const calib::TinyGpt& t, int ranks);
 
 // The gradient all-reduce of data parallelism over one measured link (two ranks, as on loopback): one ring
 // all-reduce per gradient tensor, costed by the same alpha-beta model as every collective (sim/collectives).

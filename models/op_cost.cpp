@@ -30,7 +30,24 @@ Collective to_collective(CommKind k) {
 
 }  // namespace
 
+std::optional<double> profiled_time_s(const Op& o, const calib::KernelProfile& k) {
+    if (o.kind == OpKind::collective) return std::nullopt;
+    if (o.name.find("softmax") != std::string::npos) return 0.0;  // inside the measured attention kernel
+    if (o.kind == OpKind::attention || o.name.rfind("core.", 0) == 0) {
+        // Attention is measured as one forward kernel; each attention op takes its share by FLOPs.
+        if (auto t = k.time_s("attention", "forward", o.flops, 0)) return t;
+        return k.fitted_time_s("attention", o.flops, 0, 0);
+    }
+    const bool backward = o.name.find(".bwd") != std::string::npos || o.name.find(".dgrad") != std::string::npos ||
+                          o.name.find(".wgrad") != std::string::npos;
+    if (auto t = k.time_s(o.name, backward ? "backward" : "forward", o.flops, o.bytes)) return t;
+    return k.fitted_time_s(o.kind == OpKind::matmul ? "matmul" : "elementwise", o.flops, o.bytes,
+                           std::min({o.m, o.n, o.k}));
+}
+
 double op_time_s(const Op& o, const CostContext& c) {
+    if (c.kernels)
+        if (auto t = profiled_time_s(o, *c.kernels)) return *t;
     const ChipSpec& chip = *c.chip;
     const auto& e = chip.eff;
     const double mem_s = o.bytes / (chip.hbm_bytes_per_s * e.memory_bw_fraction);

@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "hardware/chip.hpp"
+#include "hardware/calibration/kernel_profile.hpp"
 #include "sim/network_backend.hpp"
 #include "models/layer_ops.hpp"
 
@@ -12,6 +13,7 @@ struct CostContext {
     const ChipSpec* chip = nullptr;
     const ParallelPlan* plan = nullptr;
     const CollectiveTimer* timer = nullptr;
+    const calib::KernelProfile* kernels = nullptr;  // measured kernels of this chip: they time the ops they cover
     GroupRef tp, cp, fsdp;
 };
 
@@ -23,6 +25,9 @@ struct PassCost {
 };
 
 double op_time_s(const Op& o, const CostContext& c);
+// An op's time from a kernel profile: the measured kernel of the same op, scaled to its size; else the profile's
+// fitted model for its kind; nullopt when the profile cannot say (then the roofline applies).
+std::optional<double> profiled_time_s(const Op& o, const calib::KernelProfile& k);
 // `background_comm_s`: per-pass collectives on a side stream (FSDP gathers) that overlap the whole pass.
 PassCost pass_cost(const std::vector<Op>& ops, const CostContext& c, double background_comm_s = 0);
 

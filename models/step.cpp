@@ -145,6 +145,15 @@ StepResult simulate_step(const ModelSpec& m, const SystemSpec& sys, const Parall
     ctx.chip = &chip;
     ctx.plan = &p;
     ctx.timer = &timer;
+    if (opt.kernels) {
+        if (opt.kernels->chip != chip.id)
+            fail("the kernel profile " + opt.kernels->file + " was measured for chip \"" + opt.kernels->chip +
+                     "\", the plan runs on \"" + chip.id + "\"",
+                 "$.system");
+        ctx.kernels = opt.kernels;
+        r.efficiency_source = "kernel profile " + opt.kernels->file + " (measured on " + opt.kernels->device +
+                              "): each op from its measured kernel, else the profile's fitted model for its kind";
+    }
     const GroupRef dp_ref{lay.sizes, lay.dp, GroupRef::Part::all};
     ctx.tp = {lay.sizes, lay.tp, GroupRef::Part::all};
     ctx.cp = {lay.sizes, lay.cp, GroupRef::Part::all};
@@ -366,8 +375,10 @@ StepResult simulate_step(const ModelSpec& m, const SystemSpec& sys, const Parall
         }
         const double shard = stage_params[s] / p.tp / zero_shard;
         const double opt_bytes = shard * (p.master_weight_bytes * 2 + 8 * 2 + p.grad_reduce_bytes + 2);
-        const double opt_s = opt_bytes / (chip.hbm_bytes_per_s * chip.eff.memory_bw_fraction) +
-                             10 * chip.eff.kernel_overhead_s;
+        const double opt_s = ctx.kernels && ctx.kernels->adamw_s_per_param > 0
+                                 ? shard * ctx.kernels->adamw_s_per_param
+                                 : opt_bytes / (chip.hbm_bytes_per_s * chip.eff.memory_bw_fraction) +
+                                       10 * chip.eff.kernel_overhead_s;
         const uint32_t co = g.add_cost_class(make_class("optimizer", opt_s, 0, kOptimizer));
         opt_task[s] = g.add_task(s_comp[s], co);
         for (uint32_t d : dp_tasks[s]) g.add_dependency(d, opt_task[s]);

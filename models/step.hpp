@@ -58,6 +58,7 @@ struct StepOptions {
     bool use_profiles = true;                       // apply hardware/profiles/ efficiencies for the chip
     double matmul_fraction_override = 0;            // > 0: use this GEMM efficiency (for fitting)
     const CollectiveTimer* timer = nullptr;         // network backend; nullptr: analytical for this system
+    const calib::KernelProfile* kernels = nullptr;  // kernel calibration of the plan's chip (podsim calibrate)
 };
 
 inline constexpr const char* kMfuConvention =

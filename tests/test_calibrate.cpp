@@ -9,6 +9,7 @@
 #include "hardware/calibration/kernel_profile.hpp"
 #include "hardware/calibration/loopback_dp.hpp"
 #include "models/kernel_calibration.hpp"
+#include "models/step.hpp"
 #include "tests/helpers.hpp"
 
 using namespace podsim::test;
@@ -52,20 +53,15 @@ TEST_CASE("calibrate --device cuda says plainly that this build has no CUDA") {
 }
 
 namespace {
-podsim::ModelSpec tiny_gpt(const podsim::calib::TinyGpt& t) {
-    podsim::ModelSpec m;
-    m.name = "tiny";
-    m.layers = t.layers, m.hidden = t.hidden, m.heads = t.heads, m.kv_heads = t.heads, m.head_dim = t.hidden / t.heads;
-    m.ffn_hidden = t.ffn, m.vocab = t.vocab, m.seq_len = t.seq;
-    m.activation = podsim::Activation::gelu, m.bias = false, m.dropout = false;
-    m.position = podsim::Position::none, m.tied_embeddings = false;
-    return m;
-}
-podsim::ParallelPlan single_device(const podsim::calib::TinyGpt& t) {
-    podsim::ParallelPlan p;
-    p.micro_batch = t.micro_batch, p.global_batch = t.micro_batch * t.micro_batches;
-    p.attention = podsim::AttentionKernel::standard, p.recompute = podsim::Recompute::none;
-    return p;
+// A profile file from fresh measurements, for the host CPU chip of the catalog.
+podsim::calib::KernelProfile fresh_profile(const podsim::calib::TinyGpt& t, const std::string& name) {
+    std::string table;
+    const podsim::Json ms = podsim::calibrate_kernels(podsim::cpu_gpt_model(t), podsim::cpu_gpt_plan(t, 1), 4.0, table);
+    const std::string file = temp_dir() + "/" + name + ".json";
+    write_file(file, podsim::Json{{"schema_version", 1}, {"kind", "kernel-calibration"}, {"chip", "host-cpu"},
+                                  {"device", {{"name", "this host"}}}, {"measurements", ms}}
+                         .dump());
+    return podsim::calib::load_kernel_profile(file);
 }
 }  // namespace
 
@@ -85,20 +81,18 @@ TEST_CASE("closing the loop: a fresh calibration predicts the measured CPU train
     const podsim::calib::TinyGpt shapes[] = {{2, 256, 4, 1024, 4096, 256, 2, 2},
                                              {2, 384, 6, 1536, 4096, 256, 2, 2},
                                              {2, 512, 8, 2048, 4096, 128, 2, 2}};
+    const podsim::SystemSpec host = catalog().gpu_system("host-cpu", 1, "test", "$");
     for (const auto& t : shapes) {
-        const auto m = tiny_gpt(t);
-        const auto p = single_device(t);
-        std::string table;
-        const podsim::Json ms = podsim::calibrate_kernels(m, p, 3.0, table);
-        const std::string file = temp_dir() + "/cpu-profile.json";
-        write_file(file, podsim::Json{{"schema_version", 1}, {"kind", "kernel-calibration"},
-                                      {"device", {{"name", "this host"}}}, {"measurements", ms}}
-                             .dump());
-        const auto predicted = podsim::predict_step_from_kernels(m, p, podsim::calib::load_kernel_profile(file));
+        const auto profile = fresh_profile(t, "cpu-profile");
+        podsim::StepOptions opt;
+        opt.kernels = &profile;
+        const auto predicted = podsim::simulate_step(podsim::cpu_gpt_model(t), host, podsim::cpu_gpt_plan(t, 1), opt);
+        REQUIRE(predicted.feasible);
+        CHECK(predicted.efficiency_source.find("kernel profile") != std::string::npos);
         const double measured = podsim::calib::measure_train_step_s(t, 3);
-        MESSAGE("hidden " << t.hidden << ", seq " << t.seq << ": predicted " << predicted.step_s << " s, measured "
-                          << measured << " s");
-        CHECK(predicted.step_s == approx(measured).epsilon(0.15));
+        MESSAGE("hidden " << t.hidden << ", seq " << t.seq << ": predicted " << predicted.step_time_s
+                          << " s, measured " << measured << " s");
+        CHECK(predicted.step_time_s == approx(measured).epsilon(0.15));
     }
 }
 
@@ -110,24 +104,23 @@ TEST_CASE("data parallel on loopback: two processes with a real gradient all-red
     // simulator's part: the step from the profile, plus one ring all-reduce per gradient tensor over the
     // measured loopback bandwidth and latency.
     const podsim::calib::TinyGpt t{2, 384, 6, 1536, 4096, 256, 2, 2};
-    const auto m = tiny_gpt(t);
-    const auto p = single_device(t);
     const auto link = podsim::calib::measure_loopback();
     REQUIRE(link.bytes_per_s > 0);
     const int threads = openblas_get_num_threads();
     openblas_set_num_threads(1);
-    std::string table;
-    const podsim::Json ms = podsim::calibrate_kernels(m, p, 3.0, table);
+    const auto profile = fresh_profile(t, "cpu1-profile");
     openblas_set_num_threads(threads);
-    const std::string file = temp_dir() + "/cpu1-profile.json";
-    write_file(file, podsim::Json{{"schema_version", 1}, {"kind", "kernel-calibration"},
-                                  {"device", {{"name", "this host, one thread"}}}, {"measurements", ms}}
-                         .dump());
     const auto dp = podsim::calib::measure_dp_step(t, 3);
-    const double compute = podsim::predict_step_from_kernels(m, p, podsim::calib::load_kernel_profile(file)).step_s;
-    const double allreduce = podsim::predict_allreduce_s(dp.gradient_bytes, 2, link.bytes_per_s, link.latency_s);
+    // Two one-device "nodes" of the host, joined by the loopback link as measured.
+    podsim::SystemSpec host = catalog().gpu_system("host-cpu", 2, "test", "$");
+    host.node.gpu_nic_bytes_per_s = link.bytes_per_s;
+    host.node.network_latency_s = link.latency_s;
+    podsim::StepOptions opt;
+    opt.kernels = &profile;
+    const auto predicted = podsim::simulate_step(podsim::cpu_gpt_model(t), host, podsim::cpu_gpt_plan(t, 2), opt);
+    REQUIRE(predicted.feasible);
     MESSAGE("loopback " << link.bytes_per_s / 1e9 << " GB/s, " << link.latency_s * 1e6 << " us; predicted "
-                        << compute + allreduce << " s (all-reduce " << allreduce << "), measured " << dp.step_s
-                        << " s (all-reduce " << dp.allreduce_s << ")");
-    CHECK(compute + allreduce == approx(dp.step_s).epsilon(0.20));
+                        << predicted.step_time_s << " s (exposed communication " << predicted.breakdown.exposed_comm_s
+                        << " s), measured " << dp.step_s << " s (all-reduce " << dp.allreduce_s << " s)");
+    CHECK(predicted.step_time_s == approx(dp.step_s).epsilon(0.20));
 }

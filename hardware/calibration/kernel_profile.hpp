@@ -8,6 +8,7 @@ namespace podsim::calib {
 
 struct KernelPoint {
     std::string op, pass, kind;
+    double min_dim = 0;      // smallest GEMM dimension at plan size
     double median_s = 0;     // at the measured (shrunk) size
     double min_s = 0;        // fastest repetition: what predictions use (least disturbed by the rest of the host)
     double token_shrink = 1; // measured size / plan size
@@ -16,7 +17,14 @@ struct KernelPoint {
 
 struct KernelProfile {
     std::string file, device;
+    std::string chip;  // the catalog chip the profile stands for ("host-cpu" for a CPU calibration)
     std::vector<KernelPoint> points;
+    // Per-kind models fitted from the points, for ops the profile did not measure: GEMM FLOP/s as
+    // rate * d / (d + half_dim) with d the smallest GEMM dimension; attention FLOP/s; elementwise bytes/s.
+    double matmul_rate = 0, matmul_half_dim = 0, attention_rate = 0, elementwise_rate = 0;
+    double adamw_s_per_param = 0;
+
+    std::optional<double> fitted_time_s(const std::string& kind, double flops, double bytes, double min_dim) const;
 
     // The measured time of `op` in `pass`, first scaled up from the shrunk measurement to the plan's size, then
     // linearly to this op's size (FLOPs where the op has them, bytes otherwise). nullopt when it was not measured.
