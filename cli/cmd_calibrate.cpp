@@ -9,6 +9,7 @@
 
 #include "cli/commands.hpp"
 #include "hardware/calibration/cpu_kernels.hpp"
+#include "hardware/calibration/gpu_kernels.hpp"
 #include "hardware/catalog.hpp"
 #include "models/kernel_calibration.hpp"
 #include "models/scenario.hpp"
@@ -38,24 +39,29 @@ int cmd_calibrate(const Args& args) {
         else rest.push_back(args[i]);
     }
     if (rest.size() != 1 || out.empty()) throw UsageError("calibrate: expected SCENARIO.json --out PROFILE.json");
-    if (device == "cuda")
-        throw UsageError("calibrate: --device cuda needs a build with nvcc and CUDA; this build has none (CPU only)");
-    if (device != "cpu") throw UsageError("calibrate: --device expects cpu or cuda, got \"" + device + "\"");
+    if (device != "cpu" && device != "cuda")
+        throw UsageError("calibrate: --device expects cpu or cuda, got \"" + device + "\"");
+    std::string why;
+    if (device == "cuda" && !calib::gpu::available(&why)) throw UsageError("calibrate: --device cuda: " + why);
 
     const Catalog cat = Catalog::load(default_catalog_dir());
     const Scenario s = load_scenario(rest[0], cat);
     std::string table = fmt::format("{:<28} {:<9} {:<11} {:>22} {:>9} {:>10} {:>8}\n", "op", "pass", "kind", "shape",
                                     "median_ms", "GFLOP/s", "spread%");
-    const Json ms = calibrate_kernels(s.model, s.plan, budget_s, table);
+    const bool cuda = device == "cuda";
+    const Json ms = calibrate_kernels(s.model, s.plan, budget_s, table,
+                                      cuda ? CalibrationDevice::cuda : CalibrationDevice::cpu);
     const auto host = calib::host_info();
     char date[32];
     const std::time_t now = std::time(nullptr);
     std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
     Json profile = {{"schema_version", 1},
                     {"kind", "kernel-calibration"},
-                    {"chip", "host-cpu"},
-                    {"device", {{"type", "cpu"}, {"name", host.cpu_model}, {"logical_cpus", host.logical_cpus}}},
-                    {"libraries", {{"blas", host.blas}, {"blas_threads", host.blas_threads}}},
+                    {"chip", cuda ? s.system.chip.id : std::string("host-cpu")},
+                    {"device", cuda ? Json{{"type", "cuda"}, {"name", calib::gpu::device_name()}}
+                                    : Json{{"type", "cpu"}, {"name", host.cpu_model}, {"logical_cpus", host.logical_cpus}}},
+                    {"libraries", cuda ? Json{{"cuda", calib::gpu::library_versions()}}
+                                       : Json{{"blas", host.blas}, {"blas_threads", host.blas_threads}}},
                     {"precision", std::string("fp32 throughout (the plan asks for ") + to_string(s.plan.precision) +
                                       "; Debian's OpenBLAS has no bf16 GEMM)"},
                     {"scenario", s.file},

@@ -78,8 +78,9 @@ shapes (every GEMM of a layer's forward and backward, causal attention, norms, a
 residual passes, logits and loss, AdamW), with the token dimension shrunk so that the whole run
 fits --budget-s. Each kernel is warmed up and repeated; the profile records its shape, FLOPs,
 bytes, median/min/max time and spread, achieved FLOP/s and bytes/s, the CPU and the BLAS build.
-GEMMs use OpenBLAS in fp32 (Debian's build has no bf16 GEMM). --device cuda needs a build with
-CUDA, which this one does not have.
+GEMMs use OpenBLAS in fp32 (Debian's build has no bf16 GEMM). With --device cuda (a build that
+found nvcc, on a machine with an NVIDIA GPU) the same ops run as cuBLAS bf16 GEMMs and CUDA
+kernels, and the profile is for the scenario's chip.
 )"},
 };
 

@@ -6,6 +6,7 @@
 #include <map>
 
 #include "hardware/calibration/cpu_kernels.hpp"
+#include "hardware/calibration/gpu_kernels.hpp"
 #include "models/layer_ops.hpp"
 #include "sim/collectives.hpp"
 
@@ -30,7 +31,12 @@ struct Planned {
 
 }  // namespace
 
-Json calibrate_kernels(const ModelSpec& m, const ParallelPlan& p, double budget_s, std::string& table) {
+Json calibrate_kernels(const ModelSpec& m, const ParallelPlan& p, double budget_s, std::string& table,
+                       CalibrationDevice device) {
+    const bool cuda = device == CalibrationDevice::cuda;
+    // A GPU is ~1000x the host CPU: size the shrunk shapes for it.
+    const double flops_per_s = cuda ? 1000 * kAssumedCpuFlopsPerS : kAssumedCpuFlopsPerS;
+    const double bytes_per_s = cuda ? 100 * kAssumedCpuBytesPerS : kAssumedCpuBytesPerS;
     const LayerOps L = layer_ops(m, p);
     const LayerOps H = head_ops(m, p);
     const LayerOps E = embedding_ops(m, p);
@@ -58,7 +64,7 @@ Json calibrate_kernels(const ModelSpec& m, const ParallelPlan& p, double budget_
                 // The token dimension of a weight GEMM is m (dgrad, forward) or k (wgrad): shrink that one.
                 const bool wgrad = o.name.find(".wgrad") != std::string::npos;
                 const double tok = wgrad ? o.k : o.m;
-                k.shrink = std::clamp(cap_s * kAssumedCpuFlopsPerS / o.flops, 64.0 / tok, 1.0);
+                k.shrink = std::clamp(cap_s * flops_per_s / o.flops, 64.0 / tok, 1.0);
                 k.m = static_cast<long>(o.m * (wgrad ? 1 : k.shrink)), k.n = static_cast<long>(o.n);
                 k.k = static_cast<long>(o.k * (wgrad ? k.shrink : 1));
                 k.flops = 2.0 * k.m * k.n * k.k;
@@ -68,7 +74,7 @@ Json calibrate_kernels(const ModelSpec& m, const ParallelPlan& p, double budget_
                 k.kind = "attention";
                 const long heads = m.heads / p.tp, seq = m.seq_len / p.cp;
                 const double full = 4.0 * double(p.micro_batch) * heads * seq * seq * m.head_dim;
-                k.shrink = std::clamp(cap_s * kAssumedCpuFlopsPerS / full, 1.0 / (p.micro_batch * heads), 1.0);
+                k.shrink = std::clamp(cap_s * flops_per_s / full, 1.0 / (p.micro_batch * heads), 1.0);
                 k.m = std::max(1L, static_cast<long>(p.micro_batch * heads * k.shrink));  // batch x heads kept
                 k.n = seq, k.k = m.head_dim;
                 k.flops = 4.0 * k.m * k.n * k.n * k.k;
@@ -76,7 +82,7 @@ Json calibrate_kernels(const ModelSpec& m, const ParallelPlan& p, double budget_
             } else {
                 // Elementwise kernels run on the op's own logical size (tokens x its width), tokens shrunk.
                 k.kind = "elementwise";
-                k.shrink = std::clamp(cap_s * kAssumedCpuBytesPerS / std::max(1.0, o.bytes), std::min(1.0, 64.0 / tokens),
+                k.shrink = std::clamp(cap_s * bytes_per_s / std::max(1.0, o.bytes), std::min(1.0, 64.0 / tokens),
                                       1.0);
                 k.elements = std::max(1L, static_cast<long>(tokens * k.shrink));  // tokens measured
                 k.bytes = o.bytes * k.shrink;
@@ -98,7 +104,19 @@ Json calibrate_kernels(const ModelSpec& m, const ParallelPlan& p, double budget_
     Json ms = Json::array();
     for (const auto& k : plan) {
         calib::Timing t;
-        if (k.kind == "matmul") t = calib::gemm(k.m, k.n, k.k, per_kernel_s);
+        if (cuda) {
+            // cuBLAS bf16 GEMMs, batched attention with a causal softmax kernel, CUDA elementwise kernels (SwiGLU
+            // and cross-entropy are timed as GeLU and streaming passes of the same size).
+            const long rows = k.elements * (k.pass == "backward" ? 2 : 1);
+            const long h = m.hidden, fw = m.ffn_hidden / p.tp, v = m.vocab / p.tp;
+            if (k.kind == "matmul") t = calib::gpu::gemm(k.m, k.n, k.k, per_kernel_s);
+            else if (k.kind == "attention") t = calib::gpu::attention(k.m, k.n, k.k, per_kernel_s);
+            else if (k.op.find("norm") != std::string::npos) t = calib::gpu::layernorm(rows, h, per_kernel_s);
+            else if (k.op.find("mlp.act") != std::string::npos)
+                t = calib::gpu::gelu(rows * fw * (m.gated() ? 2 : 1), per_kernel_s);
+            else if (k.op.rfind("cross_entropy", 0) == 0) t = calib::gpu::stream_add(rows * v, per_kernel_s);
+            else t = calib::gpu::stream_add(rows * h, per_kernel_s);
+        } else if (k.kind == "matmul") t = calib::gemm(k.m, k.n, k.k, per_kernel_s);
         else if (k.kind == "attention") t = calib::attention(k.m, k.n, k.k, true, per_kernel_s);
         else {
             // The op's kernel at its logical size: `tokens` rows of its width; backward passes read and write about
@@ -129,7 +147,7 @@ Json calibrate_kernels(const ModelSpec& m, const ParallelPlan& p, double budget_
     // AdamW over this device's parameter shard (shrunk like the rest).
     const double shard = m.params_per_layer() / p.tp;
     const long params = static_cast<long>(std::clamp(per_kernel_s / 5 * kAssumedCpuBytesPerS / 28, 1e5, shard));
-    const auto ta = calib::adamw(params, per_kernel_s);
+    const auto ta = cuda ? calib::gpu::adamw(params, per_kernel_s) : calib::adamw(params, per_kernel_s);
     ms.push_back({{"op", "adamw"}, {"pass", "optimizer"}, {"kind", "optimizer"}, {"shape", {{"params", params}}},
                   {"bytes", params * 28.0}, {"token_shrink", 1.0}, {"plan_bytes", params * 28.0}, {"median_s", ta.median_s}, {"min_s", ta.min_s}, {"max_s", ta.max_s},
                   {"reps", ta.reps}, {"spread_pct", ta.spread_pct()},

@@ -15,7 +15,9 @@ namespace podsim {
 
 // Runs the kernels at the plan's per-device shard shapes, tokens shrunk to fit `budget_s`; returns the profile's
 // "measurements" array and appends a readable table to `table`.
-Json calibrate_kernels(const ModelSpec& m, const ParallelPlan& p, double budget_s, std::string& table);
+enum class CalibrationDevice { cpu, cuda };
+Json calibrate_kernels(const ModelSpec& m, const ParallelPlan& p, double budget_s, std::string& table,
+                       CalibrationDevice device = CalibrationDevice::cpu);
 
 // The workload of the C++ CPU training step (hardware/calibration/cpu_train_step) in podsim's terms, so that the
 // simulator can predict it: the same layers and ops, `ranks` processes of data parallelism, gradients all-reduced

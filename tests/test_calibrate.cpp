@@ -6,6 +6,7 @@
 #include <set>
 
 #include "hardware/calibration/cpu_train_step.hpp"
+#include "hardware/calibration/gpu_kernels.hpp"
 #include "hardware/calibration/kernel_profile.hpp"
 #include "hardware/calibration/loopback_dp.hpp"
 #include "models/kernel_calibration.hpp"
@@ -45,11 +46,15 @@ TEST_CASE("calibrate measures every kernel kind of the plan at its shard shapes 
     CHECK(kinds == std::set<std::string>{"matmul", "attention", "elementwise", "optimizer"});
 }
 
-TEST_CASE("calibrate --device cuda says plainly that this build has no CUDA") {
-    auto r = run_podsim("calibrate " + scenario("seed-1.2t-v4-2048.json") + " --out " + temp_dir() +
-                        "/x.json --device cuda");
+TEST_CASE("calibrate --device cuda without a usable GPU says why and writes nothing") {
+    std::string why;
+    if (podsim::calib::gpu::available(&why)) return;  // a GPU machine: nothing to check here
+    const std::string out = temp_dir() + "/x.json";
+    auto r = run_podsim("calibrate " + scenario("seed-1.2t-v4-2048.json") + " --out " + out + " --device cuda");
     CHECK(r.exit_code == 2);
-    CHECK(r.err.find("needs a build with nvcc and CUDA") != std::string::npos);
+    CHECK(r.err.find("--device cuda: ") != std::string::npos);
+    CHECK(r.err.find(why) != std::string::npos);
+    CHECK_FALSE(std::ifstream(out).good());
 }
 
 namespace {
