@@ -17,26 +17,18 @@
 namespace podsim {
 
 int cmd_calibrate(const Args& args) {
-    std::string out, device = "cpu";
+    const CommonFlags f = parse_flags(args, "calibrate", {"--device", "--budget-s"});
+    const std::string out = f.out, device = f.value("--device", "cpu");
+    const Args& rest = f.positional;
     double budget_s = 60;
-    Args rest;
-    for (size_t i = 0; i < args.size(); ++i) {
-        auto value = [&]() -> std::string {
-            if (i + 1 >= args.size()) throw UsageError("calibrate: " + args[i] + " needs a value");
-            return args[++i];
-        };
-        if (args[i] == "--out") out = value();
-        else if (args[i] == "--device") device = value();
-        else if (args[i] == "--budget-s") {
-            const std::string v = value();
-            try {
-                budget_s = std::stod(v);
-            } catch (const std::exception&) {
-                budget_s = -1;
-            }
-            if (!(budget_s > 0)) throw UsageError("calibrate: --budget-s expects seconds > 0, got \"" + v + "\"");
-        } else if (args[i].rfind("--", 0) == 0) throw UsageError("calibrate: unknown option " + args[i]);
-        else rest.push_back(args[i]);
+    if (!f.value("--budget-s").empty()) {
+        const std::string v = f.value("--budget-s");
+        try {
+            budget_s = std::stod(v);
+        } catch (const std::exception&) {
+            budget_s = -1;
+        }
+        if (!(budget_s > 0)) throw UsageError("calibrate: --budget-s expects seconds > 0, got \"" + v + "\"");
     }
     if (rest.size() != 1 || out.empty()) throw UsageError("calibrate: expected SCENARIO.json --out PROFILE.json");
     if (device != "cpu" && device != "cuda")

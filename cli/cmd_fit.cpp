@@ -28,19 +28,9 @@ double mean_log_ratio(const std::vector<const PublishedRun*>& runs, double fract
 }  // namespace
 
 int cmd_fit(const Args& args) {
-    std::string chip, precision, out;
-    Args files;
-    for (size_t i = 0; i < args.size(); ++i) {
-        auto value = [&]() -> std::string {
-            if (i + 1 >= args.size()) throw UsageError("fit: " + args[i] + " needs a value");
-            return args[++i];
-        };
-        if (args[i] == "--chip") chip = value();
-        else if (args[i] == "--precision") precision = value();
-        else if (args[i] == "--out") out = value();
-        else if (args[i].rfind("--", 0) == 0) throw UsageError("fit: unknown option " + args[i]);
-        else files.push_back(args[i]);
-    }
+    const CommonFlags f = parse_flags(args, "fit", {"--chip", "--precision"});
+    const std::string chip = f.value("--chip"), precision = f.value("--precision"), out = f.out;
+    const Args& files = f.positional;
     if (files.empty() || chip.empty() || (precision != "16bit" && precision != "fp8"))
         throw UsageError("fit: expected RUNS.json... --chip ID --precision 16bit|fp8 [--out PROFILE.json]");
     const Catalog cat = Catalog::load(default_catalog_dir());

@@ -10,20 +10,9 @@ namespace podsim {
 
 int cmd_validate(const Args& args) {
     // --detail ID: the full plan report for one run, to see where its time goes.
-    std::string detail;
-    bool no_profiles = false;
-    Args rest;
-    for (size_t i = 0; i < args.size(); ++i) {
-        if (args[i] == "--detail") {
-            if (i + 1 >= args.size()) throw UsageError("validate: --detail needs a run id");
-            detail = args[++i];
-        } else if (args[i] == "--no-profiles") {
-            no_profiles = true;
-        } else {
-            rest.push_back(args[i]);
-        }
-    }
-    CommonFlags f = parse_flags(rest, "validate");
+    const CommonFlags f = parse_flags(args, "validate", {"--detail"}, {"--no-profiles"});
+    const std::string detail = f.value("--detail");
+    const bool no_profiles = f.switches.count("--no-profiles") > 0;
     if (f.positional.empty()) throw UsageError("validate: expected one or more published-run JSON files");
     const Catalog cat = Catalog::load(default_catalog_dir());
     std::vector<ValidationRow> rows;

@@ -1,5 +1,8 @@
 // The podsim subcommands. Each returns the process exit code; errors are thrown and reported once in main.
 #pragma once
+#include <initializer_list>
+#include <map>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -20,8 +23,16 @@ struct CommonFlags {
     std::string network = "analytical";
     std::string kernel_profile;  // a podsim calibrate profile of the plan's chip
     std::vector<std::string> positional;
+    std::map<std::string, std::string> values;  // a command's own options that take a value
+    std::set<std::string> switches;             // and those that do not
+    std::string value(const std::string& name, const std::string& otherwise = "") const {
+        auto it = values.find(name);
+        return it == values.end() ? otherwise : it->second;
+    }
 };
-CommonFlags parse_flags(const Args& args, const std::string& cmd);
+// The shared options, plus a command's own: `valued` take a value, `switches` do not. Anything else is an error.
+CommonFlags parse_flags(const Args& args, const std::string& cmd, std::initializer_list<const char*> valued = {},
+                        std::initializer_list<const char*> switches = {});
 inline bool use_simgrid(const CommonFlags& f) { return f.network == "simgrid"; }
 // Writes all of `text` to `out` (or stdout when empty); a file is written whole or not at all.
 void emit(const std::string& text, const std::string& out);

@@ -7,8 +7,10 @@
 
 namespace podsim {
 
-CommonFlags parse_flags(const Args& args, const std::string& cmd) {
+CommonFlags parse_flags(const Args& args, const std::string& cmd, std::initializer_list<const char*> valued,
+                        std::initializer_list<const char*> switches) {
     CommonFlags f;
+    const std::set<std::string> own_valued(valued.begin(), valued.end()), own_switches(switches.begin(), switches.end());
     for (size_t i = 0; i < args.size(); ++i) {
         const std::string& a = args[i];
         auto value = [&]() -> std::string {
@@ -27,6 +29,10 @@ CommonFlags parse_flags(const Args& args, const std::string& cmd) {
                 throw UsageError(cmd + ": --network expects analytical or simgrid, got \"" + f.network + "\"");
         } else if (a == "--kernel-profile") {
             f.kernel_profile = value();
+        } else if (own_valued.count(a)) {
+            f.values[a] = value();
+        } else if (own_switches.count(a)) {
+            f.switches.insert(a);
         } else if (a.rfind("--", 0) == 0) {
             throw UsageError(cmd + ": unknown option " + a + " (see podsim " + cmd + " --help)");
         } else {
