@@ -25,7 +25,8 @@ int cmd_run(const Args& args) {
         opt.kernels = &kernels;
     }
     const StepResult r = simulate_step(s.model, s.system, s.plan, opt);
-    const CostReport c = cost_report(s.system, r, s.token_budget, cat, s.region);
+    const CostReport c = cost_report(s.model, s.system, r, s.token_budget, cat, s.region,
+                                     load_reliability(default_catalog_dir()));
     const std::string out = f.format == "json" ? plan_json(s, r, c).dump(2) + "\n" : plan_text(s, r, c);
     if (!r.feasible) {
         // An impossible plan is an answer, but not a success: the reasons go to stderr, no output file is written.

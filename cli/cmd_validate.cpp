@@ -31,7 +31,9 @@ int cmd_validate(const Args& args) {
                     for (const auto& x : run.assumptions) a += (a.empty() ? "" : "; ") + x;
                     return a;
                 }() + (pred.escalation.empty() ? "" : "; " + pred.escalation), run.model, run.system, pred.plan, 0, ""};
-                emit(plan_text(s, r, cost_report(run.system, r, 0, cat, "")), "");
+                emit(plan_text(s, r, cost_report(run.model, run.system, r, 0, cat, "",
+                                                 load_reliability(default_catalog_dir()))),
+                     "");
             }
             ValidationRow row;
             row.id = run.id;

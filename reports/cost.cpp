@@ -2,11 +2,15 @@
 
 namespace podsim {
 
-CostReport cost_report(const SystemSpec& sys, const StepResult& step, double token_budget, const Catalog& cat,
-                       const std::string& region) {
+CostReport cost_report(const ModelSpec& m, const SystemSpec& sys, const StepResult& step, double token_budget,
+                       const Catalog& cat, const std::string& region, const ReliabilityInputs& rel) {
     CostReport c;
     c.token_budget = token_budget;
     if (!step.feasible || step.tokens_per_s <= 0) return c;
+    c.reliability_file = rel.file;
+    c.goodput = goodput_model(m, sys, step, token_budget, rel);
+    const int nodes = sys.is_gpu ? sys.nodes : std::max(1, sys.chips / sys.chip.tpu->chips_per_host);
+    c.goodput_spot = goodput_model(m, sys, step, token_budget, rel, nodes * rel.spot_preemptions_per_node_hour);
     const double hours = token_budget > 0 ? token_budget / step.tokens_per_s / 3600 : 0;
     c.time_to_train_s = hours * 3600;
     c.chip_hours = hours * sys.chips;
@@ -29,7 +33,12 @@ CostReport cost_report(const SystemSpec& sys, const StepResult& step, double tok
         if (auto u = p->usd(o)) {
             oc.usd_per_hour = *u * units;
             oc.usd_per_million_tokens = *oc.usd_per_hour / (step.tokens_per_s * 3600) * 1e6;
-            if (token_budget > 0) oc.usd_total = *oc.usd_per_hour * hours;
+            if (token_budget > 0) {
+                oc.usd_total = *oc.usd_per_hour * hours;
+                const Goodput& g = o == PriceOption::spot ? c.goodput_spot : c.goodput;
+                oc.effective_time_s = g.effective_time_s;
+                oc.usd_total_with_failures = *oc.usd_per_hour * g.effective_time_s / 3600;
+            }
         }
         c.options.push_back(oc);
     }

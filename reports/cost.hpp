@@ -6,14 +6,17 @@
 
 #include "hardware/catalog.hpp"
 #include "models/step.hpp"
+#include "reports/goodput.hpp"
 
 namespace podsim {
 
 struct OptionCost {
     PriceOption option;
     std::optional<double> usd_per_hour;   // whole system
-    std::optional<double> usd_total;      // for the token budget
+    std::optional<double> usd_total;      // for the token budget, no failures
     std::optional<double> usd_per_million_tokens;
+    std::optional<double> usd_total_with_failures;  // at this option's goodput (spot adds preemptions)
+    double effective_time_s = 0;
 };
 
 struct CostReport {
@@ -23,9 +26,12 @@ struct CostReport {
     std::string price_sku, price_region, price_source, price_date, price_unit;
     std::vector<OptionCost> options;
     std::string no_price_reason;  // set when the catalog has no price for this system
+    Goodput goodput;              // failures only (on-demand and commitments)
+    Goodput goodput_spot;         // failures and spot preemptions
+    std::string reliability_file;
 };
 
-CostReport cost_report(const SystemSpec& sys, const StepResult& step, double token_budget, const Catalog& cat,
-                       const std::string& region);
+CostReport cost_report(const ModelSpec& m, const SystemSpec& sys, const StepResult& step, double token_budget,
+                       const Catalog& cat, const std::string& region, const ReliabilityInputs& rel);
 
 }  // namespace podsim

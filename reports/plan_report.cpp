@@ -70,6 +70,13 @@ std::string plan_text(const Scenario& s, const StepResult& r, const CostReport& 
         line("token budget", fmt::format("{:.3g} tokens", c.token_budget));
         line("time to train", duration(c.time_to_train_s) + " (no failures)");
         line("chip-hours", fmt::format("{:.3g}", c.chip_hours));
+        const auto& g = c.goodput;
+        line("failures", fmt::format("job MTBF {} ({}); checkpoint {:.1f} TB written in {}; Young/Daly interval {}",
+                                     duration(g.mtbf_s), c.reliability_file, g.checkpoint_bytes / 1e12,
+                                     duration(g.checkpoint_write_s), duration(g.interval_s)));
+        line("goodput", fmt::format("{:.1f}% -> {} to train ({:.1f}% and {} on spot, with preemptions)",
+                                    100 * g.goodput, duration(g.effective_time_s), 100 * c.goodput_spot.goodput,
+                                    duration(c.goodput_spot.effective_time_s)));
     }
     if (!c.no_price_reason.empty()) {
         line("cost", c.no_price_reason);
@@ -83,6 +90,7 @@ std::string plan_text(const Scenario& s, const StepResult& r, const CostReport& 
             }
             std::string v = fmt::format("{}/h, {:.2f} $/M tokens", money(*oc.usd_per_hour), *oc.usd_per_million_tokens);
             if (oc.usd_total) v += ", total " + money(*oc.usd_total);
+            if (oc.usd_total_with_failures) v += " (" + money(*oc.usd_total_with_failures) + " with failures)";
             line(std::string("  ") + to_string(oc.option), v);
         }
     }
@@ -143,6 +151,14 @@ Json plan_json(const Scenario& s, const StepResult& r, const CostReport& c) {
     cost["token_budget"] = c.token_budget;
     cost["time_to_train_s"] = c.time_to_train_s;
     cost["chip_hours"] = c.chip_hours;
+    auto gp = [](const Goodput& g) {
+        return Json{{"checkpoint_bytes", g.checkpoint_bytes}, {"checkpoint_write_s", g.checkpoint_write_s},
+                    {"mtbf_s", g.mtbf_s}, {"checkpoint_interval_s", g.interval_s}, {"goodput", g.goodput},
+                    {"effective_time_s", g.effective_time_s}};
+    };
+    cost["goodput"] = gp(c.goodput);
+    cost["goodput_spot"] = gp(c.goodput_spot);
+    cost["reliability_source"] = c.reliability_file;
     if (!c.no_price_reason.empty()) cost["no_price_reason"] = c.no_price_reason;
     else {
         cost["price"] = {{"sku", c.price_sku}, {"region", c.price_region}, {"unit", c.price_unit},
@@ -153,6 +169,8 @@ Json plan_json(const Scenario& s, const StepResult& r, const CostReport& c) {
             x["usd_per_hour"] = oc.usd_per_hour ? Json(*oc.usd_per_hour) : Json(nullptr);
             x["usd_total"] = oc.usd_total ? Json(*oc.usd_total) : Json(nullptr);
             x["usd_per_million_tokens"] = oc.usd_per_million_tokens ? Json(*oc.usd_per_million_tokens) : Json(nullptr);
+            x["usd_total_with_failures"] = oc.usd_total_with_failures ? Json(*oc.usd_total_with_failures) : Json(nullptr);
+            x["effective_time_s"] = oc.effective_time_s;
             opts[to_string(oc.option)] = x;
         }
         cost["options"] = opts;
