@@ -15,6 +15,7 @@ int cmd_run(const Args& args);
 int cmd_validate(const Args& args);
 int cmd_fit(const Args& args);
 int cmd_calibrate(const Args& args);
+int cmd_check(const Args& args);
 
 // Shared by the commands: "--format text|json", "--out FILE".
 struct CommonFlags {

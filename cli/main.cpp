@@ -20,6 +20,7 @@ commands:
                           fit a chip's GEMM efficiency to half of the matching published runs
   calibrate SCENARIO.json --out PROFILE.json [--budget-s 60] [--device cpu]
                           run the plan's real kernels on this machine and record what they achieve
+  check CLAIM.json        is a claimed outcome (parameters, days, utilization, tokens) physically plausible?
   help [command]          show help for a command
 
 Each command accepts --help. Exit status: 0 success, 1 bad input, 2 usage error, 3 infeasible plan.
@@ -82,6 +83,14 @@ GEMMs use OpenBLAS in fp32 (Debian's build has no bf16 GEMM). With --device cuda
 found nvcc, on a machine with an NVIDIA GPU) the same ops run as cuBLAS bf16 GEMMs and CUDA
 kernels, and the profile is for the scenario's chip.
 )"},
+    {"check", R"(usage: podsim check CLAIM.json [--format text|json] [--out FILE]
+
+Takes a claimed training outcome (params, training_days, hardware_utilization, tokens, cost_usd;
+see scenarios/claims/) and the scenario of the closest plan, simulates that plan, and says whether
+the claim is physically plausible: the claimed utilization against the simulated hardware FLOPs
+utilization (beyond podsim's worst published-run error counts as implausible), the tokens the plan
+trains in the claimed days, and the MFU that claimed tokens and days imply.
+)"},
 };
 
 bool wants_help(const std::vector<std::string>& a) {
@@ -115,6 +124,7 @@ int main(int argc, char** argv) {
         if (cmd == "validate") return podsim::cmd_validate(args);
         if (cmd == "fit") return podsim::cmd_fit(args);
         if (cmd == "calibrate") return podsim::cmd_calibrate(args);
+        if (cmd == "check") return podsim::cmd_check(args);
     } catch (const podsim::InputError& e) {
         std::cerr << "podsim: error: " << e.what() << "\n";
         return 1;

@@ -1,0 +1,79 @@
+#include "reports/claim_check.hpp"
+
+#include <cmath>
+#include <filesystem>
+#include <fmt/format.h>
+
+namespace podsim {
+
+// The largest relative error podsim shows on published runs (README, Accuracy): a claim beyond the simulation by
+// more than this is not explained by the model's own uncertainty.
+constexpr double kModelTolerance = 0.20;
+
+Claim load_claim(const std::string& file) {
+    Json j = load_json_file(file);
+    JsonObject o(j, file, "$");
+    o.only_keys({"schema_version", "name", "source", "scenario", "claim", "notes"});
+    if (o.integer("schema_version") != 1) o.fail("schema_version", "expected 1");
+    Claim c;
+    c.file = file;
+    c.name = o.string("name");
+    c.source = o.opt_string("source").value_or("");
+    c.scenario_file = (std::filesystem::path(file).parent_path() / o.string("scenario")).string();
+    auto cl = o.object("claim");
+    cl.only_keys({"params", "training_days", "hardware_utilization", "tokens", "cost_usd"});
+    c.params = cl.opt_number("params");
+    c.training_days = cl.opt_number("training_days");
+    c.hardware_utilization = cl.opt_number("hardware_utilization");
+    if (c.hardware_utilization && (*c.hardware_utilization <= 0 || *c.hardware_utilization > 1))
+        cl.fail("hardware_utilization", "expected a fraction in (0, 1]");
+    c.tokens = cl.opt_number("tokens");
+    c.cost_usd = cl.opt_number("cost_usd");
+    return c;
+}
+
+ClaimVerdict check_claim(const Claim& c, const Scenario& s, const StepResult& r) {
+    ClaimVerdict v;
+    auto find = [&](bool ok, std::string text) {
+        v.findings.push_back(std::move(text));
+        v.plausible = v.plausible && ok;
+    };
+    if (!r.feasible) {
+        find(false, "the closest plan podsim has for it is infeasible");
+        return v;
+    }
+    v.simulated_hfu = r.hfu, v.simulated_mfu = r.mfu;
+    const double flops_per_token = r.model_flops_per_step / r.tokens_per_step;  // model FLOPs (MFU convention)
+    const double peak = double(s.system.chips) * r.peak_flops_per_s;
+    if (c.params) {
+        const double ours = s.model.total_params();
+        find(std::fabs(ours / *c.params - 1) < 0.1,
+             fmt::format("parameters: claimed {:.3g}, the scenario's model has {:.3g}", *c.params, ours));
+    }
+    if (c.hardware_utilization) {
+        const double claimed = *c.hardware_utilization;
+        find(claimed <= r.hfu * (1 + kModelTolerance),
+             fmt::format("utilization: claimed {:.0f}% of peak; the simulated plan reaches {:.1f}% hardware ({:.1f}% "
+                         "model) FLOPs utilization, so the claim is {:.2f}x what the hardware does with this model "
+                         "(podsim's worst error on published runs is {:.0f}%)",
+                         100 * claimed, 100 * r.hfu, 100 * r.mfu, claimed / r.hfu, 100 * kModelTolerance));
+    }
+    if (c.training_days) {
+        const double seconds = *c.training_days * 86400;
+        v.tokens_in_claimed_days = r.tokens_per_s * seconds;
+        if (c.hardware_utilization)  // claimed utilization read as hardware FLOPs; scale by the plan's MFU/HFU
+            v.implied_tokens_at_claim = seconds * peak * *c.hardware_utilization * (r.mfu / r.hfu) / flops_per_token;
+        find(true, fmt::format("in {:g} days the simulated plan trains {:.3g} tokens ({:.3f} tokens per parameter)",
+                               *c.training_days, v.tokens_in_claimed_days,
+                               v.tokens_in_claimed_days / s.model.total_params()));
+        if (c.tokens) {
+            v.implied_mfu = *c.tokens * flops_per_token / (seconds * peak);
+            find(v.implied_mfu <= r.mfu * (1 + kModelTolerance),
+                 fmt::format("{:.3g} tokens in {:g} days needs {:.1f}% MFU; the simulated plan reaches {:.1f}%",
+                             *c.tokens, *c.training_days, 100 * v.implied_mfu, 100 * r.mfu));
+        }
+    }
+    return v;
+}
+
+}  // namespace podsim
