@@ -1,5 +1,6 @@
 // A concrete system to train on: a TPU slice (or several, over DCN) or a cluster of GPU nodes.
 #pragma once
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -29,6 +30,7 @@ struct SystemSpec {
 
     int chips_per_slice() const { return chips / slices; }
     int chips_per_host() const { return is_gpu ? node.gpus_per_node : chip.tpu->chips_per_host; }
+    int hosts() const { return is_gpu ? nodes : std::max(1, chips / chip.tpu->chips_per_host); }
 };
 
 }  // namespace podsim

@@ -9,8 +9,7 @@ CostReport cost_report(const ModelSpec& m, const SystemSpec& sys, const StepResu
     if (!step.feasible || step.tokens_per_s <= 0) return c;
     c.reliability_file = rel.file;
     c.goodput = goodput_model(m, sys, step, token_budget, rel);
-    const int nodes = sys.is_gpu ? sys.nodes : std::max(1, sys.chips / sys.chip.tpu->chips_per_host);
-    c.goodput_spot = goodput_model(m, sys, step, token_budget, rel, nodes * rel.spot_preemptions_per_node_hour);
+    c.goodput_spot = goodput_model(m, sys, step, token_budget, rel, sys.hosts() * rel.spot_preemptions_per_node_hour);
     const double hours = token_budget > 0 ? token_budget / step.tokens_per_s / 3600 : 0;
     c.time_to_train_s = hours * 3600;
     c.chip_hours = hours * sys.chips;

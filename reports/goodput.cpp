@@ -30,7 +30,7 @@ Goodput goodput_model(const ModelSpec& m, const SystemSpec& sys, const StepResul
     if (!step.feasible || step.tokens_per_s <= 0) return g;
     // A full checkpoint: 16-bit weights, fp32 master weights and both Adam moments.
     g.checkpoint_bytes = m.total_params() * (2 + 4 + 4 + 4);
-    const int hosts = sys.is_gpu ? sys.nodes : std::max(1, sys.chips / sys.chip.tpu->chips_per_host);
+    const int hosts = sys.hosts();
     const double host_bw = sys.is_gpu ? sys.node.host_network_bytes_per_s
                                       : sys.chip.tpu->dcn_bytes_per_s_per_chip * sys.chip.tpu->chips_per_host;
     g.checkpoint_write_s = g.checkpoint_bytes / (hosts * host_bw * rel.checkpoint_bandwidth_fraction);
