@@ -175,10 +175,11 @@ GroupNetwork place_group(const SystemSpec& sys, const std::vector<int>& sizes, s
 NetLevel neighbour_link(const SystemSpec& sys, const std::vector<int>& sizes, size_t which) {
     GroupNetwork gn = place_group(sys, sizes, which);
     if (gn.levels.empty()) return {1, 0, 0, 0, "none"};
-    // Neighbours share the outermost level the group spans when it crosses it; inner levels otherwise.
+    // Neighbouring stages talk over the outermost level the group spans; on ICI that is one link, not the
+    // sum over the axes a collective would use.
     NetLevel l = gn.levels.back();
-    if (sys.is_gpu && gn.levels.size() == 2) l = gn.levels.back();
-    if (!sys.is_gpu && l.name.rfind("ICI", 0) == 0) l.bytes_per_s = sys.chip.ici_link_bytes_per_s * sys.chip.eff.collective_bw_fraction;
+    if (!sys.is_gpu && l.name.rfind("ICI", 0) == 0)
+        l.bytes_per_s = sys.chip.ici_link_bytes_per_s * sys.chip.eff.collective_bw_fraction;
     return l;
 }
 
