@@ -79,32 +79,42 @@ double op_time_s(const Op& o, const CostContext& c) {
     return 0;
 }
 
-PassCost pass_cost(const std::vector<Op>& ops, const CostContext& c, double background_comm_s) {
-    PassCost r;
-    double hideable_comm_s = 0, blocking_comm_s = 0, attention_s = 0, cp_comm_s = 0;
+PassSums pass_sums(const std::vector<Op>& ops, const CostContext& c) {
+    PassSums r;
     for (const auto& o : ops) {
         const double t = op_time_s(o, c);
         if (o.kind == OpKind::collective) {
-            if (o.group == CommGroup::cp) cp_comm_s += t;
-            else if (o.overlappable) hideable_comm_s += t;
-            else blocking_comm_s += t;
+            if (o.group == CommGroup::cp) r.cp_comm_s += t;
+            else if (o.overlappable) r.hideable_comm_s += t;
+            else r.blocking_comm_s += t;
         } else {
             r.compute_s += t;
             r.flops += o.flops;
-            if (o.kind == OpKind::attention || o.name.rfind("core.", 0) == 0) attention_s += t;
+            if (o.kind == OpKind::attention || o.name.rfind("core.", 0) == 0) r.attention_s += t;
         }
     }
+    return r;
+}
+
+PassCost finish_pass(const PassSums& s, const ChipSpec& chip, double background_comm_s) {
+    PassCost r;
+    r.compute_s = s.compute_s;
+    r.flops = s.flops;
     // CP ring transfers hide under the attention core; overlapped TP collectives and side-stream FSDP gathers
     // hide under the rest of the pass' kernels. What does not fit under compute is exposed.
-    const double cp_exposed = std::max(0.0, cp_comm_s - attention_s);
-    const double side = hideable_comm_s + background_comm_s;
-    const double side_exposed = std::max(0.0, side - r.compute_s);
+    const double cp_exposed = std::max(0.0, s.cp_comm_s - s.attention_s);
+    const double side = s.hideable_comm_s + background_comm_s;
+    const double side_exposed = std::max(0.0, side - s.compute_s);
     // Overlap is not free: communication kernels take SMs and HBM bandwidth from the compute they hide under.
-    const double overlapped = std::min(side, r.compute_s) + std::min(cp_comm_s, attention_s);
-    r.compute_s += c.chip->eff.comm_interference_fraction * overlapped;
-    r.exposed_comm_s = blocking_comm_s + cp_exposed + side_exposed;
+    const double overlapped = std::min(side, s.compute_s) + std::min(s.cp_comm_s, s.attention_s);
+    r.compute_s += chip.eff.comm_interference_fraction * overlapped;
+    r.exposed_comm_s = s.blocking_comm_s + cp_exposed + side_exposed;
     r.time_s = r.compute_s + r.exposed_comm_s;
     return r;
+}
+
+PassCost pass_cost(const std::vector<Op>& ops, const CostContext& c, double background_comm_s) {
+    return finish_pass(pass_sums(ops, c), *c.chip, background_comm_s);
 }
 
 }  // namespace podsim

@@ -31,6 +31,16 @@ std::optional<double> profiled_time_s(const Op& o, const calib::KernelProfile& k
 // `background_comm_s`: per-pass collectives on a side stream (FSDP gathers) that overlap the whole pass.
 PassCost pass_cost(const std::vector<Op>& ops, const CostContext& c, double background_comm_s = 0);
 
+// pass_cost in two halves, so that the planner times a pass once and applies different side-stream traffic to it:
+// the op times summed by role, then the overlap rules.
+struct PassSums {
+    double compute_s = 0, attention_s = 0;                     // kernels; the attention core among them
+    double hideable_comm_s = 0, blocking_comm_s = 0, cp_comm_s = 0;
+    double flops = 0;
+};
+PassSums pass_sums(const std::vector<Op>& ops, const CostContext& c);
+PassCost finish_pass(const PassSums& s, const ChipSpec& chip, double background_comm_s = 0);
+
 }  // namespace podsim
 
 namespace podsim {

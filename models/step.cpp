@@ -6,6 +6,7 @@
 #include "hardware/topology.hpp"
 #include "models/layer_ops.hpp"
 #include "models/op_cost.hpp"
+#include "models/step_parts.hpp"
 #include "sim/collectives.hpp"
 
 namespace podsim {
@@ -13,18 +14,6 @@ namespace podsim {
 namespace {
 
 enum Category { kCompute = 0, kExposedComm = 1, kOptimizer = 2, kSideComm = 3 };
-
-struct Layout {
-    std::vector<int> sizes;  // innermost first
-    size_t tp, cp, dp, pp;   // indices into sizes
-};
-
-// Megatron orders ranks tp, cp, dp, pp (tp fastest); on TPU the pipeline (rare) sits inside the slice and the
-// data-parallel axis is outermost, so that multislice puts only data parallelism on DCN.
-Layout layout_for(const SystemSpec& sys, const ParallelPlan& p) {
-    if (sys.is_gpu) return {{p.tp, p.cp, p.dp, p.pp}, 0, 1, 2, 3};
-    return {{p.tp, p.cp, p.pp, p.dp}, 0, 1, 3, 2};
-}
 
 struct VOp {
     bool fwd;
@@ -86,57 +75,14 @@ StepResult simulate_step(const ModelSpec& m, const SystemSpec& sys, const Parall
     StepResult r;
     // The GEMM efficiency: an override (fitting), else a profile for this chip and precision class, else the
     // catalog's stated default. Every plan reports which one it used.
-    ChipSpec chip = sys.chip;
-    const bool fp8 = p.precision == Precision::fp8;
-    double& frac = fp8 ? chip.eff.fp8_matmul_peak_fraction : chip.eff.matmul_peak_fraction;
-    r.efficiency_source = "stated defaults of " + chip.file;
-    if (opt.matmul_fraction_override > 0) {
-        frac = opt.matmul_fraction_override;
-        r.efficiency_source = "GEMM efficiency override (fitting)";
-    } else if (opt.use_profiles) {
-        for (const auto& prof : chip.profiles)
-            if (prof.precision == (fp8 ? "fp8" : "16bit")) {
-                frac = prof.matmul_peak_fraction;
-                r.efficiency_source = "GEMM efficiency " + std::to_string(frac).substr(0, 5) + " from " + prof.file +
-                                      " (" + prof.method + "); other efficiencies: stated defaults of " + chip.file;
-            }
-    }
+    ChipSpec chip = resolve_efficiency(sys, p, opt.use_profiles, opt.matmul_fraction_override, r.efficiency_source);
     auto fail = [&](std::string why, const char* path) {
         r.feasible = false;
         r.infeasible.push_back(std::move(why));
         r.infeasible_paths.push_back(path);
     };
-
-    // --- feasibility of the split --------------------------------------------------------------------------
-    if (p.chips() != sys.chips)
-        fail("dp x tp x pp x cp = " + std::to_string(p.chips()) + " but the system has " + std::to_string(sys.chips) +
-             " chips (" + sys.label + ")",
-             "$.parallel");
-    if (m.heads % p.tp != 0)
-        fail("TP=" + std::to_string(p.tp) + " does not divide the " + std::to_string(m.heads) + " attention heads",
-             "$.parallel.tp");
-    if (m.kv_heads % p.tp != 0 && p.tp % m.kv_heads != 0)
-        fail("TP=" + std::to_string(p.tp) + " neither divides nor is a multiple of the " + std::to_string(m.kv_heads) +
-             " KV heads",
-             "$.parallel.tp");
-    if (m.ffn_hidden % p.tp != 0)
-        fail("TP=" + std::to_string(p.tp) + " does not divide ffn_hidden=" + std::to_string(m.ffn_hidden), "$.parallel.tp");
-    if (m.layers < p.pp * p.vpp)
-        fail("pp x vpp = " + std::to_string(p.pp * p.vpp) + " model chunks but only " + std::to_string(m.layers) +
-             " layers",
-             "$.parallel.pp");
-    if (m.seq_len % p.cp != 0) fail("CP=" + std::to_string(p.cp) + " does not divide seq_len", "$.parallel.cp");
-    if (p.global_batch % (p.micro_batch * p.dp) != 0)
-        fail("global batch " + std::to_string(p.global_batch) + " is not a multiple of micro_batch x dp = " +
-             std::to_string(p.micro_batch * p.dp),
-             "$.batch.global_batch_seqs");
+    check_split(m, sys, p, chip, fail);
     const long long mbs = p.global_batch / std::max<long long>(1, p.micro_batch * p.dp);
-    if (p.schedule == Schedule::interleaved && mbs % p.pp != 0)
-        fail("interleaved 1F1B needs the micro-batch count (" + std::to_string(mbs) + ") to be a multiple of pp (" +
-             std::to_string(p.pp) + ")",
-             "$.parallel.vpp");
-    if (p.precision == Precision::fp8 && !chip.has_fp8()) fail(chip.name + " has no fp8 tensor math", "$.training.precision");
-    if (p.pp > 1 && p.zero >= 2) fail("ZeRO-2/3 with pipeline parallelism is not supported (as in Megatron-LM)", "$.parallel.zero");
 
     const Layout lay = layout_for(sys, p);
     const CollectiveTimer local_timer(sys, NetworkBackend::analytical);
@@ -194,8 +140,8 @@ StepResult simulate_step(const ModelSpec& m, const SystemSpec& sys, const Parall
 
     // --- pipeline partition: layers per (stage, chunk); remainders go to the earliest chunks -----------------
     const int P = p.pp, v = p.vpp, nchunks = P * v;
-    std::vector<int> layers_in(nchunks, m.layers / nchunks);
-    for (int i = 0; i < m.layers % nchunks; ++i) ++layers_in[i];
+    std::vector<int> layers_in(nchunks);
+    for (int i = 0; i < nchunks; ++i) layers_in[i] = chunk_layers(m.layers, nchunks, i);
     auto model_chunk = [&](int s, int c) { return c * P + s; };
     std::vector<double> stage_params(P, 0);
     std::vector<int> stage_layers(P, 0);
@@ -214,10 +160,7 @@ StepResult simulate_step(const ModelSpec& m, const SystemSpec& sys, const Parall
             in.layers_on_stage = stage_layers[s];
             in.zero_shard = zero_shard;
             in.last_stage = s == P - 1;
-            const double mbs_d = double(mbs);
-            if (p.schedule == Schedule::gpipe) in.in_flight_microbatches = mbs_d;
-            else if (p.schedule == Schedule::one_f_one_b) in.in_flight_microbatches = std::min<double>(P - s, mbs_d);
-            else in.in_flight_microbatches = std::min<double>(P - s + double(P - 1) / v, mbs_d);
+            in.in_flight_microbatches = in_flight_microbatches(p, s, mbs);
             auto mem = memory_per_device(m, p, chip, in);
             if (mem.total_bytes > worst.total_bytes) worst = mem;
         }
@@ -374,11 +317,7 @@ StepResult simulate_step(const ModelSpec& m, const SystemSpec& sys, const Parall
             dp_tasks[s].push_back(d);
         }
         const double shard = stage_params[s] / p.tp / zero_shard;
-        const double opt_bytes = shard * (p.master_weight_bytes * 2 + 8 * 2 + p.grad_reduce_bytes + 2);
-        const double opt_s = ctx.kernels && ctx.kernels->adamw_s_per_param > 0
-                                 ? shard * ctx.kernels->adamw_s_per_param
-                                 : opt_bytes / (chip.hbm_bytes_per_s * chip.eff.memory_bw_fraction) +
-                                       10 * chip.eff.kernel_overhead_s;
+        const double opt_s = optimizer_time_s(shard, p, chip, ctx.kernels);
         const uint32_t co = g.add_cost_class(make_class("optimizer", opt_s, 0, kOptimizer));
         opt_task[s] = g.add_task(s_comp[s], co);
         for (uint32_t d : dp_tasks[s]) g.add_dependency(d, opt_task[s]);
@@ -421,9 +360,7 @@ StepResult simulate_step(const ModelSpec& m, const SystemSpec& sys, const Parall
     // --- throughput and utilization ----------------------------------------------------------------------------
     r.tokens_per_step = double(p.global_batch) * m.seq_len;
     r.tokens_per_s = r.tokens_per_step / r.step_time_s;
-    const double n_matmul = m.total_params() - (m.tied_embeddings ? 0 : m.embedding_params());
-    r.model_flops_per_step =
-        r.tokens_per_step * (6 * n_matmul + 12.0 * m.layers * m.q_width() * double(m.seq_len));
+    r.model_flops_per_step = r.tokens_per_step * model_flops_per_token(m);
     const double per_mb_device = m.layers * (layer_f.flops + layer_b.flops) + emb_f.flops + emb_b.flops +
                                  head_f.flops + head_b.flops;  // summed over all stages = one pipeline
     r.hardware_flops_per_step = per_mb_device * double(mbs) * p.dp * p.tp * p.cp;

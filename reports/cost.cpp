@@ -28,7 +28,8 @@ CostReport cost_report(const ModelSpec& m, const SystemSpec& sys, const StepResu
     c.price_unit = p->unit;
     const double units = sys.is_gpu ? sys.nodes : sys.chips;
     for (PriceOption o : kAllPriceOptions) {
-        OptionCost oc{o, std::nullopt, std::nullopt, std::nullopt};
+        OptionCost oc;
+        oc.option = o;
         if (auto u = p->usd(o)) {
             oc.usd_per_hour = *u * units;
             oc.usd_per_million_tokens = *oc.usd_per_hour / (step.tokens_per_s * 3600) * 1e6;

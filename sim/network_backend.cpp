@@ -119,11 +119,20 @@ CollectiveCost CollectiveTimer::cost_with(const Traffic& fg, const std::vector<T
     return cache_[key] = out;
 }
 
+const GroupNetwork& CollectiveTimer::network(const GroupRef& g) const {
+    auto key = std::make_tuple(g.sizes, g.which, static_cast<int>(g.part));
+    if (auto it = networks_.find(key); it != networks_.end()) return it->second;
+    return networks_[std::move(key)] = part_of(place_group(sys_, g.sizes, g.which), g.part);
+}
+
 CollectiveCost CollectiveTimer::cost(Collective c, double bytes, const GroupRef& g) const {
-    const GroupNetwork net = part_of(place_group(sys_, g.sizes, g.which), g.part);
+    const GroupNetwork& net = network(g);
     if (backend_ == NetworkBackend::analytical || net.size() <= 1 || bytes <= 0) {
         if (c == Collective::send_recv) {
-            const NetLevel l = neighbour_link(sys_, g.sizes, g.which);
+            auto key = std::make_tuple(g.sizes, g.which);
+            auto it = neighbours_.find(key);
+            if (it == neighbours_.end()) it = neighbours_.emplace(key, neighbour_link(sys_, g.sizes, g.which)).first;
+            const NetLevel& l = it->second;
             if (l.bytes_per_s <= 0) return {0.0, "none"};
             return {bytes / l.bytes_per_s + l.latency_s, "p2p"};
         }

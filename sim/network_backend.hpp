@@ -40,6 +40,9 @@ public:
     // The time of `fg` while `background` collectives of other groups run at the same moment (started together,
     // each once). The analytical backend ignores the background (congestion-free); SimGrid shares the links.
     CollectiveCost cost_with(const Traffic& fg, const std::vector<Traffic>& background) const;
+    // The closed-form network of a group (its part), placed once per layout and remembered: the step model asks
+    // for the same few groups many times per plan.
+    const GroupNetwork& network(const GroupRef& g) const;
     NetworkBackend backend() const { return backend_; }
     size_t simulations() const { return simulations_; }  // SimGrid runs so far (the rest came from the cache)
 
@@ -51,6 +54,8 @@ private:
     mutable std::unique_ptr<NetworkGraph> graph_;
     mutable std::map<std::tuple<int, long long, std::vector<int>, size_t, int>, CollectiveCost> cache_;
     mutable size_t simulations_ = 0;
+    mutable std::map<std::tuple<std::vector<int>, size_t, int>, GroupNetwork> networks_;
+    mutable std::map<std::tuple<std::vector<int>, size_t>, NetLevel> neighbours_;
 };
 
 // The levels of a group's closed-form network that a part covers.

@@ -1,0 +1,69 @@
+#include "models/plan_space.hpp"
+
+namespace podsim {
+
+namespace {
+
+std::vector<int> divisors(int n) {
+    std::vector<int> d;
+    for (int i = 1; i <= n; ++i)
+        if (n % i == 0) d.push_back(i);
+    return d;
+}
+
+}  // namespace
+
+PlanSpace default_plan_space(const ModelSpec& m, const SystemSpec& sys, const ParallelPlan& base) {
+    PlanSpace s;
+    for (int d : divisors(sys.chips)) {
+        if (m.heads % d == 0 && m.ffn_hidden % d == 0 && (m.kv_heads % d == 0 || d % m.kv_heads == 0)) s.tp.push_back(d);
+        if (m.seq_len % d == 0 && m.seq_len / d >= 512) s.cp.push_back(d);
+        if (d <= m.layers) s.pp.push_back(d);
+    }
+    for (int v = 1; v <= 16; ++v) s.vpp.push_back(v);
+    s.layers = m.layers;
+    s.zero = {0, 1, 2, 3};
+    for (long long mb = 1; mb <= 32; mb *= 2) s.micro_batch.push_back(mb);
+    s.recompute = {Recompute::none, Recompute::selective, Recompute::minimal, Recompute::full};
+    s.precision = {base.precision};
+    if (sys.chip.has_fp8() && base.precision != Precision::fp8) s.precision.push_back(Precision::fp8);
+    return s;
+}
+
+size_t for_each_plan(const SystemSpec& sys, const ParallelPlan& base, const PlanSpace& space,
+                     const std::function<void(const ParallelPlan&)>& visit) {
+    size_t n = 0;
+    ParallelPlan p = base;
+    for (int tp : space.tp)
+        for (int cp : space.cp) {
+            if (sys.chips % (tp * cp) != 0) continue;
+            for (int pp : space.pp) {
+                if (sys.chips % (tp * cp * pp) != 0) continue;
+                const int dp = sys.chips / (tp * cp * pp);
+                for (long long mb : space.micro_batch) {
+                    if (base.global_batch % (mb * dp) != 0) continue;
+                    const long long micro_batches = base.global_batch / (mb * dp);
+                    for (int vpp : space.vpp) {
+                        if (vpp > 1 && (pp == 1 || micro_batches % pp != 0)) continue;
+                        if (vpp > 1 && space.layers > 0 && space.layers % (pp * vpp) != 0) continue;
+                        if (space.layers > 0 && pp * vpp > space.layers) continue;
+                        for (int zero : space.zero) {
+                            if (pp > 1 && zero >= 2) continue;
+                            for (int sp = 0; sp <= (space.try_sp && tp > 1 ? 1 : 0); ++sp)
+                                for (Recompute rc : space.recompute)
+                                    for (Precision pr : space.precision) {
+                                        p.tp = tp, p.cp = cp, p.pp = pp, p.dp = dp, p.vpp = vpp, p.zero = zero;
+                                        p.sp = sp, p.micro_batch = mb, p.recompute = rc, p.precision = pr;
+                                        p.schedule = vpp > 1 ? Schedule::interleaved : Schedule::one_f_one_b;
+                                        visit(p);
+                                        ++n;
+                                    }
+                        }
+                    }
+                }
+            }
+        }
+    return n;
+}
+
+}  // namespace podsim

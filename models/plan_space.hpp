@@ -1,0 +1,34 @@
+// The strategies the planner considers for a model on a system: every data / tensor / pipeline / context split of
+// the chips, virtual stages, ZeRO stage, sequence parallelism, micro-batch, recomputation and precision that the
+// model's shapes allow. The scenario's plan supplies the rest (global batch, framework behaviour).
+#pragma once
+#include <functional>
+#include <vector>
+
+#include "hardware/system.hpp"
+#include "models/plan.hpp"
+#include "models/transformer.hpp"
+
+namespace podsim {
+
+struct PlanSpace {
+    std::vector<int> tp, cp, pp, vpp, zero;
+    std::vector<long long> micro_batch;
+    std::vector<Recompute> recompute;
+    std::vector<Precision> precision;
+    bool try_sp = true;  // with and without sequence parallelism where tp > 1
+    int layers = 0;      // > 0: virtual stages must divide the layers per stage evenly (Megatron-LM's rule)
+};
+
+// Every value the model admits: tp dividing heads and ffn (and fitting the KV heads), cp dividing the sequence
+// down to 512-token blocks, pp up to the layer count, vpp up to 16 dividing the layers per stage, ZeRO 0-3, power-of-
+// two micro-batches up to 32, all recomputation modes, the scenario's precision and fp8 where the chip has it.
+PlanSpace default_plan_space(const ModelSpec& m, const SystemSpec& sys, const ParallelPlan& base);
+
+// Calls `visit` for each plan of the space whose split uses exactly the system's chips and whose batch divides
+// (dp x micro-batch divides the global batch; interleaving has a micro-batch count divisible by pp; ZeRO-2/3 only
+// without pipelining). Returns how many it visited.
+size_t for_each_plan(const SystemSpec& sys, const ParallelPlan& base, const PlanSpace& space,
+                     const std::function<void(const ParallelPlan&)>& visit);
+
+}  // namespace podsim

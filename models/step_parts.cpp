@@ -1,0 +1,84 @@
+#include "models/step_parts.hpp"
+
+#include <algorithm>
+
+namespace podsim {
+
+Layout layout_for(const SystemSpec& sys, const ParallelPlan& p) {
+    if (sys.is_gpu) return {{p.tp, p.cp, p.dp, p.pp}, 0, 1, 2, 3};
+    return {{p.tp, p.cp, p.pp, p.dp}, 0, 1, 3, 2};
+}
+
+ChipSpec resolve_efficiency(const SystemSpec& sys, const ParallelPlan& p, bool use_profiles, double override_fraction,
+                            std::string& source) {
+    ChipSpec chip = sys.chip;
+    const bool fp8 = p.precision == Precision::fp8;
+    double& frac = fp8 ? chip.eff.fp8_matmul_peak_fraction : chip.eff.matmul_peak_fraction;
+    source = "stated defaults of " + chip.file;
+    if (override_fraction > 0) {
+        frac = override_fraction;
+        source = "GEMM efficiency override (fitting)";
+    } else if (use_profiles) {
+        for (const auto& prof : chip.profiles)
+            if (prof.precision == (fp8 ? "fp8" : "16bit")) {
+                frac = prof.matmul_peak_fraction;
+                source = "GEMM efficiency " + std::to_string(frac).substr(0, 5) + " from " + prof.file + " (" +
+                         prof.method + "); other efficiencies: stated defaults of " + chip.file;
+            }
+    }
+    return chip;
+}
+
+void check_split(const ModelSpec& m, const SystemSpec& sys, const ParallelPlan& p, const ChipSpec& chip,
+                 const FailFn& fail) {
+    using std::to_string;
+    if (p.chips() != sys.chips)
+        fail("dp x tp x pp x cp = " + to_string(p.chips()) + " but the system has " + to_string(sys.chips) +
+                 " chips (" + sys.label + ")",
+             "$.parallel");
+    if (m.heads % p.tp != 0)
+        fail("TP=" + to_string(p.tp) + " does not divide the " + to_string(m.heads) + " attention heads",
+             "$.parallel.tp");
+    if (m.kv_heads % p.tp != 0 && p.tp % m.kv_heads != 0)
+        fail("TP=" + to_string(p.tp) + " neither divides nor is a multiple of the " + to_string(m.kv_heads) +
+                 " KV heads",
+             "$.parallel.tp");
+    if (m.ffn_hidden % p.tp != 0)
+        fail("TP=" + to_string(p.tp) + " does not divide ffn_hidden=" + to_string(m.ffn_hidden), "$.parallel.tp");
+    if (m.layers < p.pp * p.vpp)
+        fail("pp x vpp = " + to_string(p.pp * p.vpp) + " model chunks but only " + to_string(m.layers) + " layers",
+             "$.parallel.pp");
+    if (m.seq_len % p.cp != 0) fail("CP=" + to_string(p.cp) + " does not divide seq_len", "$.parallel.cp");
+    if (p.global_batch % (p.micro_batch * p.dp) != 0)
+        fail("global batch " + to_string(p.global_batch) + " is not a multiple of micro_batch x dp = " +
+                 to_string(p.micro_batch * p.dp),
+             "$.batch.global_batch_seqs");
+    const long long mbs = p.global_batch / std::max<long long>(1, p.micro_batch * p.dp);
+    if (p.schedule == Schedule::interleaved && mbs % p.pp != 0)
+        fail("interleaved 1F1B needs the micro-batch count (" + to_string(mbs) + ") to be a multiple of pp (" +
+                 to_string(p.pp) + ")",
+             "$.parallel.vpp");
+    if (p.precision == Precision::fp8 && !chip.has_fp8()) fail(chip.name + " has no fp8 tensor math", "$.training.precision");
+    if (p.pp > 1 && p.zero >= 2) fail("ZeRO-2/3 with pipeline parallelism is not supported (as in Megatron-LM)", "$.parallel.zero");
+}
+
+double in_flight_microbatches(const ParallelPlan& p, int s, long long micro_batches) {
+    const double mbs = double(micro_batches);
+    const int P = p.pp;
+    if (p.schedule == Schedule::gpipe) return mbs;
+    if (p.schedule == Schedule::one_f_one_b) return std::min<double>(P - s, mbs);
+    return std::min<double>(P - s + double(P - 1) / p.vpp, mbs);
+}
+
+double optimizer_time_s(double shard, const ParallelPlan& p, const ChipSpec& chip, const calib::KernelProfile* k) {
+    if (k && k->adamw_s_per_param > 0) return shard * k->adamw_s_per_param;
+    const double bytes = shard * (p.master_weight_bytes * 2 + 8 * 2 + p.grad_reduce_bytes + 2);
+    return bytes / (chip.hbm_bytes_per_s * chip.eff.memory_bw_fraction) + 10 * chip.eff.kernel_overhead_s;
+}
+
+double model_flops_per_token(const ModelSpec& m) {
+    const double n_matmul = m.total_params() - (m.tied_embeddings ? 0 : m.embedding_params());
+    return 6 * n_matmul + 12.0 * m.layers * m.q_width() * double(m.seq_len);
+}
+
+}  // namespace podsim

@@ -1,0 +1,50 @@
+// The pieces of a training step that the discrete-event step model (step.cpp) and the planner's closed form
+// (fast_step.cpp) share, so that both read the same rules: rank layout, split checks, efficiencies, pipeline
+// partition, activations in flight, optimizer time and the MFU convention.
+#pragma once
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "hardware/calibration/kernel_profile.hpp"
+#include "hardware/system.hpp"
+#include "models/plan.hpp"
+#include "models/transformer.hpp"
+
+namespace podsim {
+
+struct Layout {
+    std::vector<int> sizes;  // innermost first
+    size_t tp, cp, dp, pp;   // indices into sizes
+};
+// Megatron orders ranks tp, cp, dp, pp (tp fastest); on TPU the pipeline (rare) sits inside the slice and the
+// data-parallel axis is outermost, so that multislice puts only data parallelism on DCN.
+Layout layout_for(const SystemSpec& sys, const ParallelPlan& p);
+
+// The chip with the GEMM efficiency the plan runs at: an override (fitting), else a profile for this chip and
+// precision class, else the catalog's stated default. `source` says which.
+ChipSpec resolve_efficiency(const SystemSpec& sys, const ParallelPlan& p, bool use_profiles, double override_fraction,
+                            std::string& source);
+
+// Checks that do not need the network or memory: chip count, divisibility, schedule, fp8 support. `fail` gets a
+// sentence and the scenario JSON path it is about; it is called only for failures (no strings otherwise).
+using FailFn = std::function<void(std::string, const char*)>;
+void check_split(const ModelSpec& m, const SystemSpec& sys, const ParallelPlan& p, const ChipSpec& chip,
+                 const FailFn& fail);
+
+// Layers of model chunk `mc` of `nchunks` (pp x vpp): remainders go to the earliest chunks. Chunk c of stage s is
+// model chunk c x pp + s.
+inline int chunk_layers(int layers, int nchunks, int mc) { return layers / nchunks + (mc < layers % nchunks); }
+
+// Layer-activation sets (in units of the stage's layers) stage s holds at its peak.
+double in_flight_microbatches(const ParallelPlan& p, int stage, long long micro_batches);
+
+// The optimizer step over `shard_params` parameters on one device (AdamW reads and writes master weights, both
+// moments, the gradient and the compute copy); from a kernel profile's measured AdamW when there is one.
+double optimizer_time_s(double shard_params, const ParallelPlan& p, const ChipSpec& chip,
+                        const calib::KernelProfile* kernels);
+
+// Model FLOPs per token under the stated convention (kMfuConvention in step.hpp).
+double model_flops_per_token(const ModelSpec& m);
+
+}  // namespace podsim
