@@ -16,6 +16,9 @@ int cmd_validate(const Args& args);
 int cmd_fit(const Args& args);
 int cmd_calibrate(const Args& args);
 int cmd_check(const Args& args);
+int cmd_search(const Args& args);
+int cmd_sweep(const Args& args);
+int cmd_report(const Args& args);
 
 // Shared by the commands: "--format text|json", "--out FILE".
 struct CommonFlags {
@@ -34,6 +37,11 @@ struct CommonFlags {
 // The shared options, plus a command's own: `valued` take a value, `switches` do not. Anything else is an error.
 CommonFlags parse_flags(const Args& args, const std::string& cmd, std::initializer_list<const char*> valued = {},
                         std::initializer_list<const char*> switches = {});
+// A command's numeric option: absent -> `otherwise`; not a number or below `min` -> UsageError naming it.
+double number_flag(const CommonFlags& f, const std::string& cmd, const std::string& name, double otherwise, double min);
+// "a,b,c" -> numbers, each >= `min`.
+std::vector<double> number_list_flag(const CommonFlags& f, const std::string& cmd, const std::string& name,
+                                     std::vector<double> otherwise, double min);
 inline bool use_simgrid(const CommonFlags& f) { return f.network == "simgrid"; }
 // Writes all of `text` to `out` (or stdout when empty); a file is written whole or not at all.
 void emit(const std::string& text, const std::string& out);

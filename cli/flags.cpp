@@ -1,4 +1,6 @@
 #include <cstdio>
+
+#include <fmt/format.h>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -40,6 +42,39 @@ CommonFlags parse_flags(const Args& args, const std::string& cmd, std::initializ
         }
     }
     return f;
+}
+
+double number_flag(const CommonFlags& f, const std::string& cmd, const std::string& name, double otherwise, double min) {
+    const std::string v = f.value(name);
+    if (v.empty()) return otherwise;
+    size_t used = 0;
+    double x = 0;
+    try {
+        x = std::stod(v, &used);
+    } catch (const std::exception&) {
+        used = 0;
+    }
+    if (used != v.size() || !(x >= min))
+        throw UsageError(cmd + ": " + name + " expects a number >= " + fmt::format("{:g}", min) + ", got \"" + v + "\"");
+    return x;
+}
+
+std::vector<double> number_list_flag(const CommonFlags& f, const std::string& cmd, const std::string& name,
+                                     std::vector<double> otherwise, double min) {
+    const std::string v = f.value(name);
+    if (v.empty()) return otherwise;
+    std::vector<double> out;
+    size_t start = 0;
+    while (start <= v.size()) {
+        const size_t comma = v.find(',', start);
+        CommonFlags one;
+        one.values[name] = v.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+        if (one.values[name].empty()) throw UsageError(cmd + ": " + name + " expects a comma-separated list of numbers, got \"" + v + "\"");
+        out.push_back(number_flag(one, cmd, name, 0, min));
+        if (comma == std::string::npos) break;
+        start = comma + 1;
+    }
+    return out;
 }
 
 void emit(const std::string& text, const std::string& out) {

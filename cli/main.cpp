@@ -20,6 +20,7 @@ commands:
                           fit a chip's GEMM efficiency to half of the matching published runs
   calibrate SCENARIO.json --out PROFILE.json [--budget-s 60] [--device cpu]
                           run the plan's real kernels on this machine and record what they achieve
+  search SCENARIO.json    rank every parallel plan of the scenario's model by time, cost or MFU
   check CLAIM.json        is a claimed outcome (parameters, days, utilization, tokens) physically plausible?
   help [command]          show help for a command
 
@@ -83,6 +84,36 @@ GEMMs use OpenBLAS in fp32 (Debian's build has no bf16 GEMM). With --device cuda
 found nvcc, on a machine with an NVIDIA GPU) the same ops run as cuBLAS bf16 GEMMs and CUDA
 kernels, and the profile is for the scenario's chip.
 )"},
+    {"search", R"(usage: podsim search SCENARIO.json [--objective time|cost|mfu] [--top 10] [--refine K]
+                     [--scales 0.5,1,2] [--price on-demand|spot|1y|3y] [--deadline-days D]
+                     [--budget-usd X] [--confirm 40] [--no-profiles] [--no-progress]
+                     [--format text|json] [--out FILE]
+
+Enumerates every plan for the scenario's model on its system: data / tensor / pipeline / context
+parallel splits of the chips, virtual pipeline stages (Megatron's rule: they divide the layers
+per stage), ZeRO 0-3 (2 and 3 without pipelining), sequence parallelism, micro-batches 1-32,
+recomputation none/selective/minimal/full, the scenario's precision and fp8 where the chip has
+it; the scenario fixes the global batch and the framework's overlap behaviour. Plans that do not
+fit are counted by reason, with one example each. The rest are screened with podsim's closed-form
+step (the same op costs and memory model as the engine; within 2% of it, tests/test_fast_step.cpp),
+and the best --confirm are re-simulated with the event engine, whose figures are printed.
+
+  --objective       time (tokens/s), cost ($ per token at --price) or mfu (default time)
+  --top N           plans printed (default 10)
+  --refine K        re-simulate the best K with the SimGrid network backend (links shared by all
+                    group instances) and print both
+  --scales LIST     also search the system scaled to these multiples of its chip count (GPU: nodes;
+                    TPU: the slice of that size, else whole slices); the Pareto front of time to
+                    train vs dollars spans them (default 1)
+  --price OPTION    purchase option for dollars (default on-demand)
+  --deadline-days D print the cheapest plan that trains the token budget within D days
+  --budget-usd X    print the fastest plan that trains the token budget for at most X dollars
+                    (both include failures and restarts: reports/goodput)
+  --no-profiles     ignore hardware/profiles/ (stated efficiencies only)
+  --no-progress     no progress bar (it is drawn on stderr when stderr is a terminal)
+
+Exit status 3 when no plan fits.
+)"},
     {"check", R"(usage: podsim check CLAIM.json [--format text|json] [--out FILE]
 
 Takes a claimed training outcome (params, training_days, hardware_utilization, tokens, cost_usd;
@@ -125,6 +156,7 @@ int main(int argc, char** argv) {
         if (cmd == "fit") return podsim::cmd_fit(args);
         if (cmd == "calibrate") return podsim::cmd_calibrate(args);
         if (cmd == "check") return podsim::cmd_check(args);
+        if (cmd == "search") return podsim::cmd_search(args);
     } catch (const podsim::InputError& e) {
         std::cerr << "podsim: error: " << e.what() << "\n";
         return 1;

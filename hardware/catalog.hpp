@@ -28,6 +28,11 @@ public:
     SystemSpec gpu_system(const std::string& machine_type, int nodes, const std::string& file,
                           const std::string& path) const;
 
+    // The same kind of system with `chips` chips (what-if scaling): GPU clusters by node count (same fabric
+    // settings); TPU as one slice of that size where the generation has one, else as multislice of the base
+    // slice. nullopt when no such system exists (e.g. a TPU count that is neither a slice nor whole slices).
+    std::optional<SystemSpec> resized(const SystemSpec& base, int chips) const;
+
 private:
     std::vector<ChipSpec> chips_;
     std::vector<NodeSpec> nodes_;

@@ -2,6 +2,15 @@
 
 namespace podsim {
 
+std::optional<double> system_usd_per_hour(const Catalog& cat, const SystemSpec& sys, const std::string& region,
+                                          PriceOption option) {
+    const PriceEntry* p = cat.price_for(sys.is_gpu ? sys.node.id : sys.chip.id, region);
+    if (!p) return std::nullopt;
+    const auto u = p->usd(option);
+    if (!u) return std::nullopt;
+    return *u * (sys.is_gpu ? sys.nodes : sys.chips);
+}
+
 CostReport cost_report(const ModelSpec& m, const SystemSpec& sys, const StepResult& step, double token_budget,
                        const Catalog& cat, const std::string& region, const ReliabilityInputs& rel) {
     CostReport c;

@@ -31,6 +31,11 @@ struct CostReport {
     std::string reliability_file;
 };
 
+// The hourly price of a whole system under one purchase option (TPU per chip-hour x chips, GPU per VM-hour x
+// nodes); nullopt when the catalog has none (on-premise systems, options a SKU is not sold under).
+std::optional<double> system_usd_per_hour(const Catalog& cat, const SystemSpec& sys, const std::string& region,
+                                          PriceOption option);
+
 CostReport cost_report(const ModelSpec& m, const SystemSpec& sys, const StepResult& step, double token_budget,
                        const Catalog& cat, const std::string& region, const ReliabilityInputs& rel);
 

@@ -2,23 +2,13 @@
 
 #include <fmt/format.h>
 
+#include "reports/format.hpp"
+
 namespace podsim {
 
 namespace {
 
 constexpr double kGiB = 1024.0 * 1024 * 1024;
-
-std::string duration(double s) {
-    if (s >= 86400) return fmt::format("{:.1f} days", s / 86400);
-    if (s >= 3600) return fmt::format("{:.1f} h", s / 3600);
-    return fmt::format("{:.3f} s", s);
-}
-
-std::string money(double usd) {
-    if (usd >= 1e6) return fmt::format("${:.2f}M", usd / 1e6);
-    if (usd >= 1e3) return fmt::format("${:.1f}k", usd / 1e3);
-    return fmt::format("${:.2f}", usd);
-}
 
 std::string plan_line(const ParallelPlan& p) {
     return fmt::format("dp={} tp={} pp={} vpp={} cp={} sp={} zero={} schedule={} micro_batch={} global_batch={} "

@@ -1,0 +1,79 @@
+// podsim search: rank every plan of a scenario's model on its system (and what-if sizes of it).
+#include <unistd.h>
+
+#include <cstdio>
+#include <iostream>
+
+#include "cli/commands.hpp"
+#include "hardware/catalog.hpp"
+#include "hardware/input_error.hpp"
+#include "models/scenario.hpp"
+#include "reports/planner.hpp"
+#include "reports/search_report.hpp"
+
+namespace podsim {
+
+PriceOption parse_price_option(const std::string& cmd, const std::string& v) {
+    if (v == "on-demand") return PriceOption::on_demand;
+    if (v == "spot") return PriceOption::spot;
+    if (v == "1y") return PriceOption::commit_1y;
+    if (v == "3y") return PriceOption::commit_3y;
+    throw UsageError(cmd + ": --price expects on-demand, spot, 1y or 3y, got \"" + v + "\"");
+}
+
+SearchOptions search_options(const CommonFlags& f, const std::string& cmd) {
+    SearchOptions o;
+    const std::string obj = f.value("--objective", "time");
+    if (obj == "time") o.objective = Objective::time;
+    else if (obj == "cost") o.objective = Objective::cost;
+    else if (obj == "mfu") o.objective = Objective::mfu;
+    else throw UsageError(cmd + ": --objective expects time, cost or mfu, got \"" + obj + "\"");
+    o.top = static_cast<int>(number_flag(f, cmd, "--top", 10, 1));
+    o.refine = static_cast<int>(number_flag(f, cmd, "--refine", 0, 0));
+    o.confirm = std::max(o.top, static_cast<int>(number_flag(f, cmd, "--confirm", 40, 1)));
+    o.scales = number_list_flag(f, cmd, "--scales", {1}, 1e-6);
+    o.price = parse_price_option(cmd, f.value("--price", "on-demand"));
+    if (!f.value("--deadline-days").empty()) o.deadline_days = number_flag(f, cmd, "--deadline-days", 0, 1e-9);
+    if (!f.value("--budget-usd").empty()) o.budget_usd = number_flag(f, cmd, "--budget-usd", 0, 0);
+    o.use_profiles = !f.switches.count("--no-profiles");
+    // A progress bar when stderr is a terminal (long searches: several sizes, big chip counts).
+    if (!f.switches.count("--no-progress") && isatty(STDERR_FILENO))
+        o.progress = [](size_t done, size_t total) {
+            const int width = 40, filled = total ? static_cast<int>(width * done / total) : width;
+            std::fprintf(stderr, "\r  [%s%s] %3d%%  %zu / %zu plans", std::string(filled, '#').c_str(),
+                         std::string(width - filled, '.').c_str(), total ? static_cast<int>(100 * done / total) : 100,
+                         done, total);
+            if (done >= total) std::fprintf(stderr, "\n");
+            std::fflush(stderr);
+        };
+    return o;
+}
+
+int cmd_search(const Args& args) {
+    const CommonFlags f = parse_flags(args, "search",
+                                      {"--objective", "--top", "--refine", "--confirm", "--scales", "--price",
+                                       "--deadline-days", "--budget-usd"},
+                                      {"--no-profiles", "--no-progress"});
+    if (f.positional.size() != 1) throw UsageError("search: expected one SCENARIO.json (see podsim search --help)");
+    const SearchOptions o = search_options(f, "search");
+    const Catalog cat = Catalog::load(default_catalog_dir());
+    const Scenario s = load_scenario(f.positional[0], cat);
+    SearchResult r;
+    try {
+        r = search_plans(s, cat, load_reliability(default_catalog_dir()), o);
+    } catch (const InputError&) {
+        throw;
+    } catch (const std::runtime_error& e) {  // a search that cannot be run as asked (no price for --objective cost)
+        throw UsageError(std::string("search: ") + e.what());
+    }
+    const std::string out = f.format == "json" ? search_json(s, r, o.top).dump(2) + "\n" : search_text(s, r, o.top);
+    if (r.ranked.empty()) {
+        std::cout << out;
+        std::cerr << "podsim: no feasible plan for " << s.file << " (reasons listed)\n";
+        return 3;
+    }
+    emit(out, f.out);
+    return 0;
+}
+
+}  // namespace podsim

@@ -1,0 +1,236 @@
+#include "reports/planner.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <queue>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "sim/network_backend.hpp"
+
+namespace podsim {
+
+const char* to_string(Objective o) {
+    switch (o) {
+        case Objective::time: return "time";
+        case Objective::cost: return "cost";
+        case Objective::mfu: return "mfu";
+    }
+    return "?";
+}
+
+std::string describe_plan(const ParallelPlan& p) {
+    std::string s = fmt::format("tp {} pp {}", p.tp, p.pp);
+    if (p.vpp > 1) s += fmt::format(" (vpp {})", p.vpp);
+    s += fmt::format(" dp {} cp {}{} mb {} zero {} rc {} {}", p.dp, p.cp, p.sp ? " sp" : "", p.micro_batch, p.zero,
+                     to_string(p.recompute), to_string(p.precision));
+    return s;
+}
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+struct Candidate {
+    double score;
+    size_t system;
+    ParallelPlan plan;
+    StepEstimate est;
+    bool operator<(const Candidate& o) const { return score < o.score; }  // max-heap: worst kept on top
+};
+
+// Lower is better: seconds per token, dollars per token, or minus MFU.
+double score_of(Objective o, double tokens_per_s, double mfu, std::optional<double> usd_per_hour) {
+    switch (o) {
+        case Objective::time: return 1 / tokens_per_s;
+        case Objective::cost: return *usd_per_hour / 3600 / tokens_per_s;
+        case Objective::mfu: return -mfu;
+    }
+    return 0;
+}
+
+}  // namespace
+
+SearchResult search_plans(const Scenario& s, const Catalog& cat, const ReliabilityInputs& rel, const SearchOptions& o) {
+    SearchResult res;
+    res.objective = o.objective;
+    res.price = o.price;
+
+    // --- the systems: the scenario's and its what-if sizes ---------------------------------------------------------
+    std::vector<SystemSpec> systems;
+    std::vector<std::optional<double>> usd_per_hour;
+    for (double k : o.scales) {
+        const long long chips = std::llround(s.system.chips * k);
+        auto sys = chips > 0 && chips < (1 << 24) ? cat.resized(s.system, static_cast<int>(chips)) : std::nullopt;
+        if (!sys) {
+            res.skipped_scales.push_back(fmt::format("x{:g} ({} chips): no {} system of that size", k, chips,
+                                                     s.system.is_gpu ? s.system.node.id : s.system.chip.name));
+            continue;
+        }
+        if (std::any_of(systems.begin(), systems.end(), [&](const SystemSpec& x) { return x.chips == sys->chips; }))
+            continue;
+        systems.push_back(*sys);
+        usd_per_hour.push_back(system_usd_per_hour(cat, *sys, s.region, o.price));
+        if (o.objective == Objective::cost && !usd_per_hour.back())
+            throw std::runtime_error("--objective cost needs the " + std::string(to_string(o.price)) + " price of " +
+                                     (sys->is_gpu ? sys->node.id : sys->chip.id) +
+                                     ", and the catalog has none (on-premise or not sold that way); use time or mfu");
+    }
+    if (systems.empty()) throw std::runtime_error("no system to search: every requested scale was skipped");
+
+    // --- screening: every plan through the closed form; keep the best for the engine --------------------------------
+    std::vector<PlanSpace> spaces;
+    size_t total = 0;
+    for (const auto& sys : systems) {
+        spaces.push_back(o.space ? *o.space : default_plan_space(s.model, sys, s.plan));
+        total += for_each_plan(sys, s.plan, spaces.back(), [](const ParallelPlan&) {});
+    }
+    const size_t keep = static_cast<size_t>(std::max({o.confirm, o.top, o.refine, 1}));
+    std::priority_queue<Candidate> best;           // overall, by the objective
+    std::vector<std::optional<Candidate>> fastest(systems.size());  // per system, for the Pareto front
+    auto t0 = Clock::now();
+    size_t done = 0;
+    for (size_t si = 0; si < systems.size(); ++si) {
+        const SystemSpec& sys = systems[si];
+        StepEstimator est(s.model, sys, o.use_profiles);
+        SystemSearch ss;
+        ss.label = sys.label;
+        ss.chips = sys.chips;
+        for_each_plan(sys, s.plan, spaces[si], [&](const ParallelPlan& p) {
+            if (o.progress && (++done & 0x3fff) == 0) o.progress(done, total);
+            ++ss.plans;
+            const StepEstimate e = est.estimate(p);
+            if (!e.feasible()) {
+                if (ss.rejected[e.reject]++ == 0) {
+                    StepOptions so;
+                    so.use_profiles = o.use_profiles;
+                    const StepResult r = simulate_step(s.model, sys, p, so);
+                    std::string why;
+                    for (size_t k = 0; k < r.infeasible.size(); ++k)
+                        if (std::find(r.infeasible.begin(), r.infeasible.begin() + k, r.infeasible[k]) ==
+                            r.infeasible.begin() + k)
+                            why += (why.empty() ? "" : "; ") + r.infeasible[k];
+                    ss.example[e.reject] = describe_plan(p) + ": " + why;
+                }
+                return;
+            }
+            ++ss.feasible;
+            Candidate c{score_of(o.objective, e.tokens_per_s, e.mfu, usd_per_hour[si]), si, p, e};
+            if (!fastest[si] || e.step_time_s < fastest[si]->est.step_time_s) fastest[si] = c;
+            if (best.size() < keep) best.push(c);
+            else if (c.score < best.top().score) best.pop(), best.push(c);
+        });
+        res.plans += ss.plans;
+        res.feasible += ss.feasible;
+        res.systems.push_back(std::move(ss));
+    }
+    if (o.progress) o.progress(total, total);
+    res.screen_s = since(t0);
+
+    // --- confirmation: the engine re-simulates the kept plans; its figures are the ones reported -----------------
+    std::vector<Candidate> chosen;
+    while (!best.empty()) chosen.push_back(best.top()), best.pop();
+    for (auto& f : fastest)
+        if (f && std::none_of(chosen.begin(), chosen.end(), [&](const Candidate& c) {
+                return c.system == f->system && describe_plan(c.plan) == describe_plan(f->plan);
+            }))
+            chosen.push_back(*f);
+    t0 = Clock::now();
+    StepOptions so;
+    so.use_profiles = o.use_profiles;
+    for (const auto& c : chosen) {
+        RankedPlan rp;
+        rp.system = systems[c.system];
+        rp.plan = c.plan;
+        rp.screened = c.est;
+        rp.step = simulate_step(s.model, rp.system, c.plan, so);
+        if (!rp.step.feasible) continue;  // the closed form and the engine share their checks; kept for safety
+        rp.cost = cost_report(s.model, rp.system, rp.step, s.token_budget, cat, s.region, rel);
+        rp.usd_per_hour = usd_per_hour[c.system];
+        rp.score = score_of(o.objective, rp.step.tokens_per_s, rp.step.mfu, rp.usd_per_hour);
+        res.ranked.push_back(std::move(rp));
+    }
+    std::stable_sort(res.ranked.begin(), res.ranked.end(),
+                     [](const RankedPlan& a, const RankedPlan& b) { return a.score < b.score; });
+    // Plans that differ only in a setting with no effect here (selective recomputation under flash attention,
+    // ZeRO-1 without data parallelism) give identical results: fold them into the first.
+    std::vector<RankedPlan> folded;
+    for (auto& rp : res.ranked) {
+        auto same = std::find_if(folded.begin(), folded.end(), [&](const RankedPlan& k) {
+            return k.system.chips == rp.system.chips && k.step.step_time_s == rp.step.step_time_s &&
+                   k.step.memory.total_bytes == rp.step.memory.total_bytes;
+        });
+        if (same != folded.end()) same->equivalents.push_back(describe_plan(rp.plan));
+        else folded.push_back(std::move(rp));
+    }
+    res.ranked = std::move(folded);
+    res.confirm_s = since(t0);
+
+    // --- refinement with SimGrid --------------------------------------------------------------------------------
+    t0 = Clock::now();
+    for (int i = 0; i < o.refine && i < static_cast<int>(res.ranked.size()); ++i) {
+        RankedPlan& rp = res.ranked[i];
+        const CollectiveTimer timer(rp.system, NetworkBackend::simgrid);
+        StepOptions ro = so;
+        ro.timer = &timer;
+        rp.simgrid_step_s = simulate_step(s.model, rp.system, rp.plan, ro).step_time_s;
+        ++res.refined;
+    }
+    res.refine_s = since(t0);
+
+    // --- Pareto front (time to train vs dollars, failures included) and cost advice -----------------------------
+    auto option_cost = [&](const RankedPlan& rp) -> const OptionCost* {
+        for (const auto& oc : rp.cost.options)
+            if (oc.option == o.price && oc.usd_total_with_failures) return &oc;
+        return nullptr;
+    };
+    if (s.token_budget <= 0) {
+        res.advice_note = "the scenario gives no training.token_budget, so there is no time to train or total cost";
+        return res;
+    }
+    for (size_t i = 0; i < res.ranked.size(); ++i) {
+        const OptionCost* a = option_cost(res.ranked[i]);
+        if (!a) continue;
+        bool dominated = false;
+        for (size_t j = 0; j < res.ranked.size() && !dominated; ++j) {
+            const OptionCost* b = option_cost(res.ranked[j]);
+            if (j == i || !b) continue;
+            const bool no_worse = b->effective_time_s <= a->effective_time_s &&
+                                  *b->usd_total_with_failures <= *a->usd_total_with_failures;
+            const bool better = b->effective_time_s < a->effective_time_s ||
+                                *b->usd_total_with_failures < *a->usd_total_with_failures;
+            dominated = no_worse && (better || j < i);  // of equal points, the better-ranked one stands for all
+        }
+        if (!dominated) res.pareto.push_back(i);
+    }
+    std::sort(res.pareto.begin(), res.pareto.end(), [&](size_t a, size_t b) {
+        return option_cost(res.ranked[a])->effective_time_s < option_cost(res.ranked[b])->effective_time_s;
+    });
+    if (res.pareto.empty()) {
+        res.advice_note = std::string("the catalog has no ") + to_string(o.price) + " price for this system";
+        return res;
+    }
+    for (size_t i : res.pareto) {
+        const OptionCost* c = option_cost(res.ranked[i]);
+        if (o.deadline_days && c->effective_time_s <= *o.deadline_days * 86400 &&
+            (!res.cheapest_within_deadline ||
+             *c->usd_total_with_failures < *option_cost(res.ranked[*res.cheapest_within_deadline])->usd_total_with_failures))
+            res.cheapest_within_deadline = i;
+        if (o.budget_usd && *c->usd_total_with_failures <= *o.budget_usd &&
+            (!res.fastest_within_budget ||
+             c->effective_time_s < option_cost(res.ranked[*res.fastest_within_budget])->effective_time_s))
+            res.fastest_within_budget = i;
+    }
+    if (o.deadline_days && !res.cheapest_within_deadline)
+        res.advice_note += fmt::format("no plan found meets the {:g}-day deadline (fastest: {:.1f} days). ", *o.deadline_days,
+                                       option_cost(res.ranked[res.pareto.front()])->effective_time_s / 86400);
+    if (o.budget_usd && !res.fastest_within_budget)
+        res.advice_note += fmt::format("no plan found fits the ${:.4g} budget (cheapest: ${:.4g}). ", *o.budget_usd,
+                                       *option_cost(res.ranked[res.pareto.back()])->usd_total_with_failures);
+    return res;
+}
+
+}  // namespace podsim

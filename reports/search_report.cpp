@@ -1,0 +1,165 @@
+#include "reports/search_report.hpp"
+
+#include <fmt/format.h>
+
+#include "reports/format.hpp"
+
+namespace podsim {
+
+namespace {
+
+constexpr double kGiB = 1024.0 * 1024 * 1024;
+
+const OptionCost* chosen(const RankedPlan& p, PriceOption price) {
+    for (const auto& oc : p.cost.options)
+        if (oc.option == price) return &oc;
+    return nullptr;
+}
+
+std::string dollars_cell(const RankedPlan& p, PriceOption price) {
+    const OptionCost* oc = chosen(p, price);
+    if (!oc || !oc->usd_total_with_failures) return oc && oc->usd_per_million_tokens ? money(*oc->usd_per_million_tokens) + "/Mtok" : "-";
+    return money(*oc->usd_total_with_failures);
+}
+
+std::string days_cell(const RankedPlan& p, PriceOption price) {
+    const OptionCost* oc = chosen(p, price);
+    if (oc && oc->effective_time_s > 0) return fmt::format("{:.1f}", oc->effective_time_s / 86400);
+    return p.cost.time_to_train_s > 0 ? fmt::format("{:.1f}", p.cost.time_to_train_s / 86400) : "-";
+}
+
+std::string reject_name(Reject r) {
+    switch (r) {
+        case Reject::memory: return "over HBM";
+        case Reject::placement: return "not placeable on the topology";
+        case Reject::split: return "split does not divide the model";
+        case Reject::none: return "";
+    }
+    return "";
+}
+
+}  // namespace
+
+std::string search_text(const Scenario& s, const SearchResult& r, int top) {
+    std::string o;
+    o += fmt::format("podsim search: {}\n", s.name);
+    o += fmt::format("  model {} ({:.1f}B parameters), global batch {} x {} tokens, objective: {}, price: {}\n",
+                     s.model.name, s.model.total_params() / 1e9, s.plan.global_batch, s.model.seq_len,
+                     to_string(r.objective), to_string(r.price));
+    o += fmt::format("  searched {} plans in {:.2f} s ({:.0f} plans/s, closed-form screening); {} fit; the best {} "
+                     "re-simulated with the event engine in {:.2f} s{}\n",
+                     r.plans, r.screen_s, r.plans / std::max(r.screen_s, 1e-9), r.feasible, r.ranked.size(), r.confirm_s,
+                     r.refined > 0 ? fmt::format(", SimGrid refinement {:.1f} s", r.refine_s) : "");
+    for (const auto& ss : r.systems) {
+        o += fmt::format("  {} ({} chips): {} plans, {} fit", ss.label, ss.chips, ss.plans, ss.feasible);
+        for (const auto& [why, n] : ss.rejected) o += fmt::format(", {} {}", n, reject_name(why));
+        o += "\n";
+        for (const auto& [why, ex] : ss.example) o += fmt::format("      e.g. {}\n", ex);
+    }
+    for (const auto& k : r.skipped_scales) o += "  skipped " + k + "\n";
+    if (r.ranked.empty()) {
+        o += "\n  NO FEASIBLE PLAN: every plan was dropped (reasons above)\n";
+        return o;
+    }
+    o += fmt::format("\n  {:>3} {:<22} {:<60} {:>9} {:>6} {:>7} {:>7} {:>7} {:>8} {:>7} {:>10}\n", "#", "system", "plan",
+                     "step s", "MFU%", "comp%", "comm%", "bubble%", "mem GiB", "days", "$ total");
+    const int n = std::min<int>(top, static_cast<int>(r.ranked.size()));
+    for (int i = 0; i < n; ++i) {
+        const RankedPlan& p = r.ranked[i];
+        const auto& b = p.step.breakdown;
+        const double t = p.step.step_time_s;
+        o += fmt::format("  {:>3} {:<22} {:<60} {:>9.3f} {:>6.1f} {:>7.1f} {:>7.1f} {:>7.1f} {:>8.1f} {:>7} {:>10}\n", i + 1,
+                         p.system.label, describe_plan(p.plan), t, 100 * p.step.mfu, 100 * b.compute_s / t,
+                         100 * b.exposed_comm_s / t, 100 * b.bubble_s / t, p.step.memory.total_bytes / kGiB,
+                         days_cell(p, r.price), dollars_cell(p, r.price));
+        if (!p.equivalents.empty())
+            o += fmt::format("      same figures: {}{}\n", p.equivalents.front(),
+                             p.equivalents.size() > 1 ? fmt::format(" and {} more", p.equivalents.size() - 1) : "");
+        if (p.simgrid_step_s)
+            o += fmt::format("      SimGrid (links shared by every group instance): {:.3f} s ({:+.1f}% vs analytical)\n",
+                             *p.simgrid_step_s, 100 * (*p.simgrid_step_s / t - 1));
+    }
+    o += "  (step, MFU, breakdown and memory from the event engine; days and $ to train the token budget at the\n"
+         "   chosen price, failures and restarts included; MFU convention: " + std::string(kMfuConvention) + ")\n";
+    if (!r.pareto.empty()) {
+        o += fmt::format("\n  Pareto front, time to train vs dollars ({}):\n", to_string(r.price));
+        for (size_t i : r.pareto) {
+            const RankedPlan& p = r.ranked[i];
+            o += fmt::format("    {:>7} days  {:>10}  {:<22} {}\n", days_cell(p, r.price), dollars_cell(p, r.price),
+                             p.system.label, describe_plan(p.plan));
+        }
+    }
+    if (r.cheapest_within_deadline) {
+        const RankedPlan& p = r.ranked[*r.cheapest_within_deadline];
+        o += fmt::format("\n  cheapest within the deadline: {} days, {} on {} with {}\n", days_cell(p, r.price),
+                         dollars_cell(p, r.price), p.system.label, describe_plan(p.plan));
+    }
+    if (r.fastest_within_budget) {
+        const RankedPlan& p = r.ranked[*r.fastest_within_budget];
+        o += fmt::format("  fastest within the budget: {} days, {} on {} with {}\n", days_cell(p, r.price),
+                         dollars_cell(p, r.price), p.system.label, describe_plan(p.plan));
+    }
+    if (!r.advice_note.empty()) o += "  note: " + r.advice_note + "\n";
+    return o;
+}
+
+nlohmann::json ranked_plan_json(const RankedPlan& p, PriceOption price) {
+    nlohmann::json j;
+    const auto& pl = p.plan;
+    j["system"] = p.system.label;
+    j["chips"] = p.system.chips;
+    j["plan"] = {{"dp", pl.dp}, {"tp", pl.tp}, {"pp", pl.pp}, {"vpp", pl.vpp}, {"cp", pl.cp}, {"sp", pl.sp},
+                 {"zero", pl.zero}, {"micro_batch", pl.micro_batch}, {"schedule", to_string(pl.schedule)},
+                 {"recompute", to_string(pl.recompute)}, {"precision", to_string(pl.precision)}};
+    const auto& b = p.step.breakdown;
+    j["step_time_s"] = p.step.step_time_s;
+    j["screened_step_time_s"] = p.screened.step_time_s;
+    if (p.simgrid_step_s) j["simgrid_step_time_s"] = *p.simgrid_step_s;
+    j["equivalent_plans"] = p.equivalents;
+    j["breakdown_s"] = {{"compute", b.compute_s}, {"exposed_comm", b.exposed_comm_s}, {"bubble", b.bubble_s},
+                        {"optimizer", b.optimizer_s}};
+    j["tokens_per_s"] = p.step.tokens_per_s;
+    j["mfu"] = p.step.mfu;
+    j["hfu"] = p.step.hfu;
+    j["memory_bytes"] = p.step.memory.total_bytes;
+    j["hbm_bytes"] = p.step.memory.hbm_bytes;
+    if (p.usd_per_hour) j["usd_per_hour"] = *p.usd_per_hour;
+    if (p.cost.time_to_train_s > 0) j["time_to_train_s"] = p.cost.time_to_train_s;
+    if (const OptionCost* oc = chosen(p, price)) {
+        if (oc->usd_per_million_tokens) j["usd_per_million_tokens"] = *oc->usd_per_million_tokens;
+        if (oc->usd_total) j["usd_total"] = *oc->usd_total;
+        if (oc->usd_total_with_failures) j["usd_total_with_failures"] = *oc->usd_total_with_failures;
+        if (oc->effective_time_s > 0) j["effective_time_s"] = oc->effective_time_s;
+    }
+    return j;
+}
+
+nlohmann::json search_json(const Scenario& s, const SearchResult& r, int top) {
+    nlohmann::json j;
+    j["scenario"] = s.file;
+    j["objective"] = to_string(r.objective);
+    j["price_option"] = to_string(r.price);
+    j["plans"] = r.plans;
+    j["feasible"] = r.feasible;
+    j["screen_s"] = r.screen_s;
+    j["plans_per_s"] = r.plans / std::max(r.screen_s, 1e-9);
+    j["systems"] = nlohmann::json::array();
+    for (const auto& ss : r.systems) {
+        nlohmann::json x{{"system", ss.label}, {"chips", ss.chips}, {"plans", ss.plans}, {"feasible", ss.feasible}};
+        x["rejected"] = nlohmann::json::object();
+        for (const auto& [why, n] : ss.rejected) x["rejected"][to_string(why)] = {{"count", n}, {"example", ss.example.at(why)}};
+        j["systems"].push_back(x);
+    }
+    j["skipped_scales"] = r.skipped_scales;
+    j["ranked"] = nlohmann::json::array();
+    for (int i = 0; i < std::min<int>(top, static_cast<int>(r.ranked.size())); ++i)
+        j["ranked"].push_back(ranked_plan_json(r.ranked[i], r.price));
+    j["pareto"] = nlohmann::json::array();
+    for (size_t i : r.pareto) j["pareto"].push_back(ranked_plan_json(r.ranked[i], r.price));
+    if (r.cheapest_within_deadline) j["cheapest_within_deadline"] = ranked_plan_json(r.ranked[*r.cheapest_within_deadline], r.price);
+    if (r.fastest_within_budget) j["fastest_within_budget"] = ranked_plan_json(r.ranked[*r.fastest_within_budget], r.price);
+    if (!r.advice_note.empty()) j["note"] = r.advice_note;
+    return j;
+}
+
+}  // namespace podsim
