@@ -21,6 +21,7 @@ commands:
   calibrate SCENARIO.json --out PROFILE.json [--budget-s 60] [--device cpu]
                           run the plan's real kernels on this machine and record what they achieve
   search SCENARIO.json    rank every parallel plan of the scenario's model by time, cost or MFU
+  sweep SWEEP.json        what-if grid (chip type/count, model, batch, tokens, price, region): best plan per point
   check CLAIM.json        is a claimed outcome (parameters, days, utilization, tokens) physically plausible?
   help [command]          show help for a command
 
@@ -114,6 +115,23 @@ and the best --confirm are re-simulated with the event engine, whose figures are
 
 Exit status 3 when no plan fits.
 )"},
+    {"sweep", R"(usage: podsim sweep SWEEP.json [--csv FILE] [--json FILE] [--no-progress]
+
+A what-if grid over a base scenario (see scenarios/sweeps/): every combination of the axes given,
+each searched like podsim search (closed-form screening, engine confirmation) for its best plan
+under the sweep's objective (time, cost or mfu). Axes (each a list; absent = the base's value):
+  system             system objects as in a scenario: chip type and count / TPU slice shape
+  chip_scale         multiples of the system's chip count (GPU nodes; TPU slice, else slices)
+  model              model objects as in a scenario (model size)
+  global_batch_seqs  sequences per step
+  token_budget       tokens to train
+  price_option       on-demand, spot, 1y, 3y
+  region             pricing region
+One row per point: the axis values, the system, plans searched and fitting, the best plan, step
+time, MFU, tokens/s, memory, days (without and with failures) and dollars with failures at the
+point's price. CSV to stdout unless --csv/--json name files (each written whole or not at all).
+Every axis value is checked before any point runs; errors name the sweep file and JSON path.
+)"},
     {"check", R"(usage: podsim check CLAIM.json [--format text|json] [--out FILE]
 
 Takes a claimed training outcome (params, training_days, hardware_utilization, tokens, cost_usd;
@@ -157,6 +175,7 @@ int main(int argc, char** argv) {
         if (cmd == "calibrate") return podsim::cmd_calibrate(args);
         if (cmd == "check") return podsim::cmd_check(args);
         if (cmd == "search") return podsim::cmd_search(args);
+        if (cmd == "sweep") return podsim::cmd_sweep(args);
     } catch (const podsim::InputError& e) {
         std::cerr << "podsim: error: " << e.what() << "\n";
         return 1;

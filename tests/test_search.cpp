@@ -1,6 +1,7 @@
 // The planner: it finds the engine's best plan, counts what it drops, and its front and advice are consistent.
 #include <algorithm>
 #include <cmath>
+#include <fstream>
 
 #include <nlohmann/json.hpp>
 
@@ -164,4 +165,41 @@ TEST_CASE("podsim search: text, JSON, progress and bad options") {
     CHECK(onprem.exit_code == 2);
     CHECK(onprem.err.find("dgx-a100") != std::string::npos);
     CHECK(onprem.out.empty());
+}
+
+TEST_CASE("podsim sweep: one row per grid point, CSV and JSON, and axis errors at their sweep path") {
+    const std::string dir = test::temp_dir();
+    const std::string base = test::scenario("gpt3-175b-128xa3-mega.json");
+    test::write_file(dir + "/sweep.json", R"({"schema_version": 1, "name": "t", "scenario": ")" + base + R"(",
+        "objective": "time",
+        "axes": {"chip_scale": [0.5, 1], "global_batch_seqs": [768, 1536], "price_option": ["on-demand", "spot"]}})");
+    auto r = test::run_podsim("sweep " + dir + "/sweep.json --csv " + dir + "/out.csv --json " + dir + "/out.json");
+    REQUIRE(r.exit_code == 0);
+    std::ifstream in(dir + "/out.json");
+    const auto j = nlohmann::json::parse(in);
+    REQUIRE(j["points"].size() == 8);
+    // More chips at the same batch: faster; spot and on-demand pick the same plan (the objective is time).
+    const auto& p = j["points"];
+    CHECK(p[4]["best"]["step_time_s"].get<double>() < p[0]["best"]["step_time_s"].get<double>());
+    CHECK(p[0]["best"]["plan"] == p[1]["best"]["plan"]);
+    CHECK(p[1]["best"]["usd_total_with_failures"].get<double>() < p[0]["best"]["usd_total_with_failures"].get<double>());
+    std::ifstream csv(dir + "/out.csv");
+    std::string line;
+    int lines = 0;
+    std::getline(csv, line);
+    CHECK(line.rfind("axis_chip_scale,axis_global_batch_seqs,axis_price_option,", 0) == 0);
+    while (std::getline(csv, line)) ++lines;
+    CHECK(lines == 8);
+
+    test::write_file(dir + "/bad.json", R"({"schema_version": 1, "name": "t", "scenario": ")" + base + R"(",
+        "axes": {"system": [{"machine_type": "a3-megagpu-8g", "nodes": 16}, {"machine_type": "a3-megagpu-8g", "nodes": -2}]}})");
+    auto bad = test::run_podsim("sweep " + dir + "/bad.json --csv " + dir + "/bad.csv");
+    CHECK(bad.exit_code == 1);
+    CHECK(bad.err.find("bad.json: $.axes.system[1].nodes") != std::string::npos);
+    CHECK(!std::ifstream(dir + "/bad.csv").good());
+    test::write_file(dir + "/bad2.json", R"({"schema_version": 1, "name": "t", "scenario": ")" + base + R"(",
+        "axes": {"chip_scale": [0.3]}})");
+    auto bad2 = test::run_podsim("sweep " + dir + "/bad2.json");
+    CHECK(bad2.exit_code == 1);
+    CHECK(bad2.err.find("$.axes.chip_scale") != std::string::npos);
 }

@@ -1,0 +1,36 @@
+// podsim sweep: a what-if grid, one row per point with the best plan found for it.
+#include <unistd.h>
+
+#include <cstdio>
+#include <iostream>
+
+#include "cli/commands.hpp"
+#include "hardware/catalog.hpp"
+#include "reports/goodput.hpp"
+#include "reports/sweep.hpp"
+
+namespace podsim {
+
+int cmd_sweep(const Args& args) {
+    const CommonFlags f = parse_flags(args, "sweep", {"--csv", "--json"}, {"--no-progress"});
+    if (f.positional.size() != 1) throw UsageError("sweep: expected one SWEEP.json (see podsim sweep --help)");
+    if (!f.out.empty() || f.format != "text")
+        throw UsageError("sweep: use --csv FILE and/or --json FILE (without them the CSV goes to stdout)");
+    const Catalog cat = Catalog::load(default_catalog_dir());
+    const Sweep sw = load_sweep(f.positional[0], cat);
+    const ReliabilityInputs rel = load_reliability(default_catalog_dir());
+    const bool bar = !f.switches.count("--no-progress") && isatty(STDERR_FILENO);
+    std::vector<SweepRow> rows;
+    for (size_t i = 0; i < sw.points.size(); ++i) {
+        if (bar) std::fprintf(stderr, "\r  point %zu / %zu", i + 1, sw.points.size()), std::fflush(stderr);
+        rows.push_back(run_sweep_point(sw.points[i], sw.objective, cat, rel));
+    }
+    if (bar) std::fprintf(stderr, "\n");
+    const std::string csv = sweep_csv(sw, rows);
+    if (f.value("--csv").empty() && f.value("--json").empty()) std::cout << csv;
+    if (!f.value("--csv").empty()) emit(csv, f.value("--csv"));
+    if (!f.value("--json").empty()) emit(sweep_json(sw, rows).dump(2) + "\n", f.value("--json"));
+    return 0;
+}
+
+}  // namespace podsim

@@ -1,0 +1,247 @@
+#include "reports/sweep.hpp"
+
+#include <algorithm>
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "hardware/input_error.hpp"
+#include "reports/search_report.hpp"
+
+namespace podsim {
+
+namespace {
+
+const char* kAxes[] = {"system", "chip_scale", "model", "global_batch_seqs", "token_budget", "price_option", "region"};
+
+PriceOption price_option(const std::string& v, const std::string& file, const std::string& path) {
+    if (v == "on-demand") return PriceOption::on_demand;
+    if (v == "spot") return PriceOption::spot;
+    if (v == "1y") return PriceOption::commit_1y;
+    if (v == "3y") return PriceOption::commit_3y;
+    throw InputError(file, path, "expected \"on-demand\", \"spot\", \"1y\" or \"3y\", got \"" + v + "\"");
+}
+
+std::string system_label(const Json& sys) {
+    if (sys.contains("machine_type"))
+        return fmt::format("{} x {}", sys.value("nodes", Json(0)).dump(), sys["machine_type"].get<std::string>());
+    std::string l = sys.value("accelerator_type", Json("?")).get<std::string>();
+    if (sys.contains("slices")) l = sys["slices"].dump() + " x " + l;
+    return l;
+}
+
+}  // namespace
+
+Sweep load_sweep(const std::string& file, const Catalog& cat) {
+    const Json j = load_json_file(file);
+    JsonObject o(j, file, "$");
+    o.only_keys({"schema_version", "name", "description", "scenario", "objective", "axes", "notes"});
+    if (o.integer("schema_version") != 1) o.fail("schema_version", "expected 1");
+    Sweep sw;
+    sw.file = file;
+    sw.name = o.string("name");
+    const std::string obj = o.opt_string("objective").value_or("time");
+    if (obj == "time") sw.objective = Objective::time;
+    else if (obj == "cost") sw.objective = Objective::cost;
+    else if (obj == "mfu") sw.objective = Objective::mfu;
+    else o.fail("objective", "expected \"time\", \"cost\" or \"mfu\"");
+    const std::string base_file = (std::filesystem::path(file).parent_path() / o.string("scenario")).string();
+    const Json base = load_json_file(base_file);
+    scenario_from_json(base, base_file, cat);  // the base itself must be valid, errors naming its own file
+
+    const JsonObject axes = o.object("axes");
+    axes.only_keys({"system", "chip_scale", "model", "global_batch_seqs", "token_budget", "price_option", "region"});
+    // Each axis as a list of values; a missing axis is one value: the base's.
+    struct Axis {
+        std::string name;
+        std::vector<Json> values;
+    };
+    std::vector<Axis> list;
+    for (const char* name : kAxes) {
+        if (!axes.has(name)) continue;
+        const Json& arr = axes.array(name);
+        if (arr.empty()) axes.fail(name, "expected a non-empty list");
+        Axis a{name, {}};
+        for (size_t i = 0; i < arr.size(); ++i) {
+            const std::string path = axes.at_path(name) + "[" + std::to_string(i) + "]";
+            const Json& v = arr[i];
+            const std::string n = name;
+            if ((n == "system" || n == "model") && !v.is_object()) throw InputError(file, path, "expected an object (as in a scenario)");
+            if ((n == "chip_scale" || n == "global_batch_seqs" || n == "token_budget") && (!v.is_number() || v.get<double>() <= 0))
+                throw InputError(file, path, "expected a positive number");
+            if (n == "global_batch_seqs" && !v.is_number_integer()) throw InputError(file, path, "expected an integer");
+            if ((n == "price_option" || n == "region") && !v.is_string()) throw InputError(file, path, "expected a string");
+            if (n == "price_option") price_option(v.get<std::string>(), file, path);
+            // Each system/model value must make a valid scenario with the base; report it at its sweep path.
+            if (n == "system" || n == "model") {
+                Json trial = base;
+                trial[n] = v;
+                try {
+                    scenario_from_json(trial, file, cat);
+                } catch (const InputError& e) {
+                    std::string inner = e.json_path();
+                    inner = inner.size() > 2 + n.size() ? inner.substr(2 + n.size()) : "";
+                    const std::string what = e.what();
+                    throw InputError(file, path + inner, what.substr(what.rfind(": ") + 2));
+                }
+            }
+            a.values.push_back(v);
+        }
+        sw.axis_names.push_back(name);
+        list.push_back(std::move(a));
+    }
+    // The grid: every combination, first axis slowest.
+    std::vector<size_t> idx(list.size(), 0);
+    while (true) {
+        Json pj = base;
+        SweepPoint pt;
+        double scale = 1;
+        for (size_t k = 0; k < list.size(); ++k) {
+            const std::string& n = list[k].name;
+            const Json& v = list[k].values[idx[k]];
+            std::string shown;
+            if (n == "system") {
+                pj["system"] = v, shown = system_label(v);
+                // Prices are per SKU and region; unless a region axis says otherwise, a new system is priced in
+                // the catalog's region for its SKU.
+                if (std::find(sw.axis_names.begin(), sw.axis_names.end(), "region") == sw.axis_names.end())
+                    pj.erase("pricing");
+            }
+            else if (n == "model") pj["model"] = v, shown = v.value("name", Json("model")).get<std::string>();
+            else if (n == "global_batch_seqs") pj["batch"]["global_batch_seqs"] = v, shown = v.dump();
+            else if (n == "token_budget") pj["training"]["token_budget"] = v, shown = fmt::format("{:g}", v.get<double>());
+            else if (n == "region") pj["pricing"] = Json{{"region", v}}, shown = v.get<std::string>();
+            else if (n == "chip_scale") scale = v.get<double>(), shown = fmt::format("{:g}", scale);
+            else if (n == "price_option") pt.price = price_option(v.get<std::string>(), file, ""), shown = v.get<std::string>();
+            pt.axes.emplace_back(n, shown);
+        }
+        pt.scenario = scenario_from_json(pj, file, cat);
+        if (scale != 1) {
+            const long long chips = std::llround(pt.scenario.system.chips * scale);
+            auto sys = cat.resized(pt.scenario.system, static_cast<int>(chips));
+            if (!sys) throw InputError(file, "$.axes.chip_scale", fmt::format("x{:g} of {} ({} chips) is no {} system", scale,
+                                                                              pt.scenario.system.label, chips,
+                                                                              pt.scenario.system.chip.name));
+            pt.scenario.system = *sys;
+        }
+        sw.points.push_back(std::move(pt));
+        size_t k = list.size();
+        while (k > 0 && ++idx[k - 1] == list[k - 1].values.size()) idx[--k] = 0;
+        if (k == 0) break;
+    }
+    return sw;
+}
+
+SweepRow run_sweep_point(const SweepPoint& p, Objective objective, const Catalog& cat, const ReliabilityInputs& rel) {
+    SweepRow row;
+    row.point = &p;
+    SearchOptions o;
+    o.objective = objective;
+    o.price = p.price;
+    o.top = 1;
+    o.confirm = 10;
+    if (objective == Objective::cost && !system_usd_per_hour(cat, p.scenario.system, p.scenario.region, p.price))
+        o.objective = Objective::time;  // no price here: rank by time, the row says there is no price
+    row.search = search_plans(p.scenario, cat, rel, o);
+    return row;
+}
+
+namespace {
+
+// One row's cells, in the CSV column order.
+std::vector<std::string> cells(const SweepRow& r) {
+    const Scenario& s = r.point->scenario;
+    std::vector<std::string> c;
+    for (const auto& [_, v] : r.point->axes) c.push_back(v);
+    c.push_back(s.system.label);
+    c.push_back(std::to_string(s.system.chips));
+    c.push_back(s.system.chip.name);
+    c.push_back(fmt::format("{:.4g}", s.model.total_params()));
+    c.push_back(std::to_string(s.plan.global_batch));
+    c.push_back(fmt::format("{:g}", s.token_budget));
+    c.push_back(to_string(r.point->price));
+    c.push_back(std::to_string(r.search.plans));
+    c.push_back(std::to_string(r.search.feasible));
+    if (r.search.ranked.empty()) {
+        c.push_back("no feasible plan");
+        for (int i = 0; i < 8; ++i) c.push_back("");
+        return c;
+    }
+    const RankedPlan& b = r.search.ranked.front();
+    c.push_back(describe_plan(b.plan));
+    c.push_back(fmt::format("{:.4f}", b.step.step_time_s));
+    c.push_back(fmt::format("{:.4f}", b.step.mfu));
+    c.push_back(fmt::format("{:.0f}", b.step.tokens_per_s));
+    c.push_back(fmt::format("{:.2f}", b.step.memory.total_bytes / (1024.0 * 1024 * 1024)));
+    const OptionCost* oc = nullptr;
+    for (const auto& x : b.cost.options)
+        if (x.option == r.point->price) oc = &x;
+    c.push_back(b.cost.time_to_train_s > 0 ? fmt::format("{:.2f}", b.cost.time_to_train_s / 86400) : "");
+    c.push_back(oc && oc->effective_time_s > 0 ? fmt::format("{:.2f}", oc->effective_time_s / 86400) : "");
+    c.push_back(oc && oc->usd_total_with_failures ? fmt::format("{:.0f}", *oc->usd_total_with_failures) : "");
+    return c;
+}
+
+std::string csv_escape(const std::string& v) {
+    if (v.find_first_of(",\"\n") == std::string::npos) return v;
+    std::string o = "\"";
+    for (char ch : v) o += ch == '"' ? std::string("\"\"") : std::string(1, ch);
+    return o + "\"";
+}
+
+}  // namespace
+
+std::string sweep_csv(const Sweep& s, const std::vector<SweepRow>& rows) {
+    std::vector<std::string> head;
+    for (const auto& a : s.axis_names) head.push_back("axis_" + a);
+    for (const char* h : {"system_label", "chips", "chip", "params", "global_batch_seqs", "token_budget", "price_option",
+                          "plans", "feasible", "best_plan", "step_time_s", "mfu", "tokens_per_s", "memory_gib",
+                          "days_no_failures", "days_with_failures", "usd_with_failures"})
+        head.push_back(h);
+    std::string o;
+    for (size_t i = 0; i < head.size(); ++i) o += (i ? "," : "") + head[i];
+    o += "\n";
+    for (const auto& r : rows) {
+        const auto c = cells(r);
+        for (size_t i = 0; i < c.size(); ++i) {
+            if (i) o += ',';
+            o += csv_escape(c[i]);
+        }
+        o += "\n";
+    }
+    return o;
+}
+
+nlohmann::json sweep_json(const Sweep& s, const std::vector<SweepRow>& rows) {
+    nlohmann::json j;
+    j["sweep"] = s.file;
+    j["name"] = s.name;
+    j["objective"] = to_string(s.objective);
+    j["axes"] = s.axis_names;
+    j["points"] = nlohmann::json::array();
+    for (const auto& r : rows) {
+        nlohmann::json p;
+        for (const auto& [k, v] : r.point->axes) p["axes"][k] = v;
+        p["system"] = r.point->scenario.system.label;
+        p["chips"] = r.point->scenario.system.chips;
+        p["params"] = r.point->scenario.model.total_params();
+        p["global_batch_seqs"] = r.point->scenario.plan.global_batch;
+        p["token_budget"] = r.point->scenario.token_budget;
+        p["price_option"] = to_string(r.point->price);
+        p["plans"] = r.search.plans;
+        p["feasible"] = r.search.feasible;
+        if (r.search.ranked.empty()) {
+            p["best"] = nullptr;
+            std::string why;
+            for (const auto& ss : r.search.systems)
+                for (const auto& [_, ex] : ss.example) why += (why.empty() ? "" : " | ") + ex;
+            p["why_none"] = why;
+        } else {
+            p["best"] = ranked_plan_json(r.search.ranked.front(), r.point->price);
+        }
+        j["points"].push_back(p);
+    }
+    return j;
+}
+
+}  // namespace podsim

@@ -1,0 +1,42 @@
+// What-if grids: a base scenario and axes (system = chip type and count or slice shape, chip-count scales, model,
+// global batch, token budget, price option, region); every point of the grid searched for its best plan.
+#pragma once
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "hardware/catalog.hpp"
+#include "models/scenario.hpp"
+#include "reports/planner.hpp"
+
+namespace podsim {
+
+struct SweepPoint {
+    Scenario scenario;                          // the base with this point's overrides
+    PriceOption price = PriceOption::on_demand;
+    std::vector<std::pair<std::string, std::string>> axes;  // axis name -> value, as printed
+};
+
+struct Sweep {
+    std::string file, name;
+    Objective objective = Objective::time;
+    std::vector<std::string> axis_names;
+    std::vector<SweepPoint> points;
+};
+
+// Reads and checks the whole grid up front: a bad axis value is reported with its path in the sweep file
+// ($.axes.system[2]: ...), before any point is searched.
+Sweep load_sweep(const std::string& file, const Catalog& cat);
+
+struct SweepRow {
+    const SweepPoint* point = nullptr;
+    SearchResult search;  // ranked.front() is the point's best plan (when any fits)
+};
+
+SweepRow run_sweep_point(const SweepPoint& p, Objective objective, const Catalog& cat, const ReliabilityInputs& rel);
+
+std::string sweep_csv(const Sweep& s, const std::vector<SweepRow>& rows);
+nlohmann::json sweep_json(const Sweep& s, const std::vector<SweepRow>& rows);
+
+}  // namespace podsim
