@@ -22,6 +22,8 @@ commands:
                           run the plan's real kernels on this machine and record what they achieve
   search SCENARIO.json    rank every parallel plan of the scenario's model by time, cost or MFU
   sweep SWEEP.json        what-if grid (chip type/count, model, batch, tokens, price, region): best plan per point
+  report SCENARIO.json --out DIR [--trace]
+                          Markdown + self-contained HTML report with SVG charts (and a Perfetto trace)
   check CLAIM.json        is a claimed outcome (parameters, days, utilization, tokens) physically plausible?
   help [command]          show help for a command
 
@@ -132,6 +134,23 @@ time, MFU, tokens/s, memory, days (without and with failures) and dollars with f
 point's price. CSV to stdout unless --csv/--json name files (each written whole or not at all).
 Every axis value is checked before any point runs; errors name the sweep file and JSON path.
 )"},
+    {"report", R"(usage: podsim report SCENARIO.json --out DIR [--trace] [--objective time|cost|mfu]
+                     [--price on-demand|spot|1y|3y] [--top 8] [--scales 0.25,0.5,1,2,4]
+                     [--no-profiles] [--no-progress]
+
+Writes DIR/report.md (charts as DIR/charts/*.svg) and DIR/report.html (one self-contained file,
+charts inline, no network needed to view it): a summary of the scenario's plan and the best plan
+found (step time, MFU, time to train, dollars, goodput), where the time goes (breakdown and one
+step's timeline per device class: first, middle and last pipeline stage), the top strategies on
+the scenario's system compared, time to train vs dollars with the Pareto front and a throughput
+scaling curve over --scales of the chip count, cost and goodput per purchase option, the
+provisioning commands (gcloud TPU queued resources or GPU VMs) and framework settings for the
+best plan, and the assumptions with their sources.
+
+  --trace    also write DIR/trace.json: one step of the scenario's plan as a Chrome/Perfetto
+             trace (a process per pipeline stage, a thread per stream); open it in
+             ui.perfetto.dev or chrome://tracing
+)"},
     {"check", R"(usage: podsim check CLAIM.json [--format text|json] [--out FILE]
 
 Takes a claimed training outcome (params, training_days, hardware_utilization, tokens, cost_usd;
@@ -176,6 +195,7 @@ int main(int argc, char** argv) {
         if (cmd == "check") return podsim::cmd_check(args);
         if (cmd == "search") return podsim::cmd_search(args);
         if (cmd == "sweep") return podsim::cmd_sweep(args);
+        if (cmd == "report") return podsim::cmd_report(args);
     } catch (const podsim::InputError& e) {
         std::cerr << "podsim: error: " << e.what() << "\n";
         return 1;

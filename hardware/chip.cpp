@@ -114,7 +114,7 @@ ChipSpec chip_from_json(const JsonObject& o) {
     if (c.kind == ChipKind::tpu) {
         auto t = o.object("tpu_slices");
         t.only_keys({"type_prefix", "type_counts", "cores_per_chip", "chips_per_host", "max_slice_chips", "wraparound",
-                     "dcn_bytes_per_s_per_chip", "dcn_latency_s", "shapes"});
+                     "dcn_bytes_per_s_per_chip", "dcn_latency_s", "shapes", "runtime_version"});
         TpuSliceRules r;
         r.type_prefix = t.string("type_prefix");
         r.type_counts_cores = t.one_of("type_counts", {"cores", "chips"}) == "cores";
@@ -124,6 +124,7 @@ ChipSpec chip_from_json(const JsonObject& o) {
         r.wraparound = t.one_of("wraparound", {"cube4", "axis16", "none"});
         r.dcn_bytes_per_s_per_chip = t.positive("dcn_bytes_per_s_per_chip");
         r.dcn_latency_s = t.non_negative("dcn_latency_s");
+        r.runtime_version = t.opt_string("runtime_version").value_or("");
         auto shapes = t.object("shapes");
         for (auto it = shapes.raw().begin(); it != shapes.raw().end(); ++it) {
             const std::string key = "shapes." + it.key();

@@ -34,6 +34,7 @@ struct TpuSliceRules {
     double dcn_bytes_per_s_per_chip = 0;  // data-center network share of one chip, one direction
     double dcn_latency_s = 0;
     std::map<int, std::vector<int>> shapes;  // chips -> torus dims
+    std::string runtime_version;             // TPU VM software version for JAX/PyTorch (gcloud --runtime-version)
 };
 
 // A measured or fitted GEMM efficiency for one precision class ("16bit" or "fp8"), overriding the stated default.

@@ -338,6 +338,24 @@ StepResult simulate_step(const ModelSpec& m, const SystemSpec& sys, const Parall
     eo.record_timeline = opt.record_timeline;
     r.sim = run_engine(g, eo);
     r.simulated_tasks = g.task_count();
+    if (opt.record_timeline) {
+        r.timeline.reserve(r.sim.timeline.size());
+        for (const Span& sp : r.sim.timeline) {
+            const Task& t = g.tasks()[sp.task];
+            const CostClass& c = g.cost_classes()[t.cost_class];
+            const std::string& sn = g.stream_names[t.stream];
+            TimelineSpan ts;
+            ts.stage = static_cast<int>(t.stream / 4);  // four streams per stage, added in order above
+            ts.stream = sn.substr(sn.find('.') + 1);
+            ts.label = c.label;
+            if (ts.stream == "compute" && (c.label[0] == 'F' || c.label[0] == 'B') && M > 0)
+                ts.label += " mb" + std::to_string(t.tag % M);
+            ts.start_s = sp.start_s, ts.finish_s = sp.finish_s;
+            ts.compute_s = c.parts_s[kCompute], ts.exposed_comm_s = c.parts_s[kExposedComm];
+            ts.optimizer_s = c.parts_s[kOptimizer], ts.side_comm_s = c.parts_s[kSideComm];
+            r.timeline.push_back(std::move(ts));
+        }
+    }
     r.step_time_s = r.sim.makespan_s;
     r.micro_batches = mbs;
 

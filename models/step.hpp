@@ -28,6 +28,15 @@ struct NetworkUse {
     std::string algorithm;  // for the group's main collective
 };
 
+// One task of the step's timeline (when asked for): which stage and stream ran what, when, and what its time was.
+struct TimelineSpan {
+    int stage = 0;
+    std::string stream;  // "compute", "send_fwd", "send_bwd", "dp"
+    std::string label;   // "F s0 c1 mb3", "B piece", "grad sync", "optimizer", "p2p"
+    double start_s = 0, finish_s = 0;
+    double compute_s = 0, exposed_comm_s = 0, optimizer_s = 0, side_comm_s = 0;  // parts of the duration
+};
+
 struct StepResult {
     bool feasible = true;
     std::vector<std::string> infeasible;  // reasons, when not feasible
@@ -49,6 +58,7 @@ struct StepResult {
     size_t simulated_tasks = 0;
     int critical_stage = 0;
     SimResult sim;                    // timeline only when asked for
+    std::vector<TimelineSpan> timeline;  // record_timeline: every task, in start order
     std::vector<OpTiming> layer_forward, layer_backward;  // one layer, one micro-batch (backward incl. recompute)
 };
 

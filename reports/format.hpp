@@ -9,6 +9,7 @@ namespace podsim {
 inline std::string duration(double s) {
     if (s >= 86400) return fmt::format("{:.1f} days", s / 86400);
     if (s >= 3600) return fmt::format("{:.1f} h", s / 3600);
+    if (s >= 60) return fmt::format("{:.1f} min", s / 60);
     return fmt::format("{:.3f} s", s);
 }
 

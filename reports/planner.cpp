@@ -29,6 +29,15 @@ std::string describe_plan(const ParallelPlan& p) {
     return s;
 }
 
+std::string short_plan(const ParallelPlan& p) {
+    std::string s = fmt::format("tp{} pp{}", p.tp, p.pp);
+    if (p.vpp > 1) s += fmt::format("x{}", p.vpp);
+    s += fmt::format(" dp{}", p.dp);
+    if (p.cp > 1) s += fmt::format(" cp{}", p.cp);
+    return s + fmt::format("{} mb{} z{} rc:{} {}", p.sp ? " sp" : "", p.micro_batch, p.zero, to_string(p.recompute),
+                           to_string(p.precision));
+}
+
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -153,6 +162,7 @@ SearchResult search_plans(const Scenario& s, const Catalog& cat, const Reliabili
         rp.score = score_of(o.objective, rp.step.tokens_per_s, rp.step.mfu, rp.usd_per_hour);
         res.ranked.push_back(std::move(rp));
     }
+    res.confirmed = res.ranked.size();
     std::stable_sort(res.ranked.begin(), res.ranked.end(),
                      [](const RankedPlan& a, const RankedPlan& b) { return a.score < b.score; });
     // Plans that differ only in a setting with no effect here (selective recomputation under flash attention,

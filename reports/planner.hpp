@@ -61,6 +61,7 @@ struct SearchResult {
     size_t plans = 0, feasible = 0;
     double screen_s = 0, confirm_s = 0, refine_s = 0;
     int refined = 0;                 // plans re-simulated with SimGrid
+    size_t confirmed = 0;            // plans re-simulated with the engine (before folding equal ones)
     std::vector<RankedPlan> ranked;  // engine-confirmed, best first
     std::vector<size_t> pareto;      // indices into ranked: time to train vs dollars, non-dominated
     std::optional<size_t> cheapest_within_deadline, fastest_within_budget;
@@ -71,6 +72,8 @@ struct SearchResult {
 
 // A one-line description of a plan: "tp 8 pp 16 (vpp 2) dp 24 cp 1 sp mb 1 zero 1 rc selective bf16".
 std::string describe_plan(const ParallelPlan& p);
+// The same, compact, for chart labels: "tp4 pp4x12 dp64 sp mb1 z1 rc:none fp8".
+std::string short_plan(const ParallelPlan& p);
 
 SearchResult search_plans(const Scenario& s, const Catalog& cat, const ReliabilityInputs& rel, const SearchOptions& o);
 

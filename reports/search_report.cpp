@@ -48,7 +48,7 @@ std::string search_text(const Scenario& s, const SearchResult& r, int top) {
                      to_string(r.objective), to_string(r.price));
     o += fmt::format("  searched {} plans in {:.2f} s ({:.0f} plans/s, closed-form screening); {} fit; the best {} "
                      "re-simulated with the event engine in {:.2f} s{}\n",
-                     r.plans, r.screen_s, r.plans / std::max(r.screen_s, 1e-9), r.feasible, r.ranked.size(), r.confirm_s,
+                     r.plans, r.screen_s, r.plans / std::max(r.screen_s, 1e-9), r.feasible, r.confirmed, r.confirm_s,
                      r.refined > 0 ? fmt::format(", SimGrid refinement {:.1f} s", r.refine_s) : "");
     for (const auto& ss : r.systems) {
         o += fmt::format("  {} ({} chips): {} plans, {} fit", ss.label, ss.chips, ss.plans, ss.feasible);
