@@ -154,10 +154,11 @@ best plan, and the assumptions with their sources.
     {"check", R"(usage: podsim check CLAIM.json [--format text|json] [--out FILE]
 
 Takes a claimed training outcome (params, training_days, hardware_utilization, tokens, cost_usd;
-see scenarios/claims/) and the scenario of the closest plan, simulates that plan, and says whether
-the claim is physically plausible: the claimed utilization against the simulated hardware FLOPs
-utilization (beyond podsim's worst published-run error counts as implausible), the tokens the plan
-trains in the claimed days, and the MFU that claimed tokens and days imply.
+see scenarios/claims/) and the scenario it is about, searches every plan for that model on that
+system (as podsim search) and judges the claim against the most favourable ones: the claimed
+utilization against the highest hardware FLOPs utilization of any plan (beyond podsim's worst
+published-run error counts as implausible), the tokens the fastest plan trains in the claimed days,
+and the MFU that claimed tokens and days imply.
 )"},
 };
 

@@ -26,6 +26,10 @@ struct ClaimVerdict {
     double implied_mfu = 0;                  // when the claim gives tokens and days
 };
 
-ClaimVerdict check_claim(const Claim& c, const Scenario& s, const StepResult& r);
+// `r`: the plan judged for throughput (tokens, MFU); `busiest`: the plan with the highest hardware FLOPs
+// utilization podsim has for the claim (recomputation counts as hardware work), for a claimed utilization. The
+// most favourable plan for each figure, so that "not plausible" never hinges on a poor split.
+ClaimVerdict check_claim(const Claim& c, const Scenario& s, const StepResult& r, const StepResult& busiest);
+inline ClaimVerdict check_claim(const Claim& c, const Scenario& s, const StepResult& r) { return check_claim(c, s, r, r); }
 
 }  // namespace podsim
