@@ -29,10 +29,16 @@ StepEstimator::StepEstimator(const ModelSpec& m, const SystemSpec& sys, bool use
     p.precision = Precision::fp8;
     fp8_ = resolve_efficiency(sys_, p, use_profiles, 0, source);
     flops_per_token_ = model_flops_per_token(m_);
+    dense_layer_params_ = m_.dense_layer_params();
+    moe_layer_params_ = m_.moe.enabled() ? m_.moe_layer_params() : 0;
+    routed_params_per_moe_layer_ = m_.moe.enabled() ? double(m_.moe.experts) * m_.expert_params() : 0;
+    moe_prefix_.assign(m_.layers + 1, 0);
+    for (int i = 0; i < m_.layers; ++i) moe_prefix_[i + 1] = moe_prefix_[i] + m_.is_moe_layer(i);
 }
 
 StepEstimator::LayoutEntry& StepEstimator::layout(const ParallelPlan& p) {
-    const uint64_t key = uint64_t(p.tp) | uint64_t(p.cp) << 16 | uint64_t(p.pp) << 32 | uint64_t(p.dp) << 48;
+    const std::pair<uint64_t, uint64_t> key{uint64_t(p.tp) | uint64_t(p.cp) << 16 | uint64_t(p.pp) << 32 | uint64_t(p.dp) << 48,
+                                            uint64_t(p.ep) | uint64_t(p.expert_tp()) << 32};
     auto it = layouts_.find(key);
     if (it != layouts_.end()) return it->second;
     LayoutEntry& e = layouts_[key];
@@ -51,13 +57,23 @@ StepEstimator::LayoutEntry& StepEstimator::layout(const ParallelPlan& p) {
     e.dcnnet = timer_.network(e.dcn);
     const NetLevel l = neighbour_link(sys_, lay.sizes, lay.pp);
     e.p2p_bytes_per_s = l.bytes_per_s, e.p2p_latency_s = l.latency_s;
+    if (m_.moe.enabled()) {
+        const ExpertLayout el = expert_layout_for(sys_, p);
+        for (size_t gi : {el.etp, el.ep, el.edp})
+            if (!place_group(sys_, el.sizes, gi).placeable) e.placeable = false;
+        if (!e.placeable) return e;
+        e.ep = {el.sizes, el.ep, GroupRef::Part::all};
+        e.etp = {el.sizes, el.etp, GroupRef::Part::all};
+        e.edpnet = timer_.network({el.sizes, el.edp, GroupRef::Part::all});
+    }
     return e;
 }
 
 const StepEstimator::LayerEntry& StepEstimator::layer(const ParallelPlan& p, LayoutEntry& lay) {
     // Everything layer_ops reads from the plan besides the layout.
     const uint64_t key = uint64_t(p.micro_batch) | uint64_t(p.sp) << 40 | uint64_t(p.precision) << 41 |
-                         uint64_t(p.recompute) << 44 | uint64_t(p.attention) << 47 | uint64_t(p.tp_comm_overlap) << 49;
+                         uint64_t(p.recompute) << 44 | uint64_t(p.attention) << 47 | uint64_t(p.tp_comm_overlap) << 49 |
+                         uint64_t(p.ep_overlap) << 52 | uint64_t(p.cp_algorithm) << 53;
     auto it = lay.layers.find(key);
     if (it != lay.layers.end()) return it->second;
     ++layer_entries_;
@@ -66,7 +82,7 @@ const StepEstimator::LayerEntry& StepEstimator::layer(const ParallelPlan& p, Lay
     ctx.chip = &chip_for(p);
     ctx.plan = &p;
     ctx.timer = &timer_;
-    ctx.tp = lay.tp, ctx.cp = lay.cp, ctx.fsdp = lay.fsdp;
+    ctx.tp = lay.tp, ctx.cp = lay.cp, ctx.fsdp = lay.fsdp, ctx.ep = lay.ep, ctx.etp = lay.etp;
     const LayerOps L = layer_ops(m_, p), E = embedding_ops(m_, p), H = head_ops(m_, p);
     std::vector<Op> back = L.recompute;
     back.insert(back.end(), L.backward.begin(), L.backward.end());
@@ -74,6 +90,13 @@ const StepEstimator::LayerEntry& StepEstimator::layer(const ParallelPlan& p, Lay
     e.bwd = pass_sums(back, ctx);
     e.emb_f = pass_sums(E.forward, ctx), e.emb_b = pass_sums(E.backward, ctx);
     e.head_f = pass_sums(H.forward, ctx), e.head_b = pass_sums(H.backward, ctx);
+    if (m_.moe.enabled()) {
+        const LayerOps LM = layer_ops(m_, p, true);
+        std::vector<Op> mback = LM.recompute;
+        mback.insert(mback.end(), LM.backward.begin(), LM.backward.end());
+        e.moe_fwd = pass_sums(LM.forward, ctx);
+        e.moe_bwd = pass_sums(mback, ctx);
+    }
     e.act_bytes = double(p.micro_batch) * m_.seq_len / p.cp * m_.hidden * 2;
     e.layer_act_bytes = layer_activation_bytes(m_, p);
     return e;
@@ -103,8 +126,22 @@ StepEstimate StepEstimator::estimate(const ParallelPlan& p) {
         for (int c = 0; c < v; ++c) n += chunk_layers(m_.layers, nchunks, c * P + s);
         return n;
     };
-    auto stage_params = [&](int s, int n_layers) {
-        double params = n_layers * m_.params_per_layer();
+    // Layers [first, first + n): how many are MoE layers, their parameters and the routed experts' share.
+    auto moe_count = [&](int first, int n) { return moe_prefix_[first + n] - moe_prefix_[first]; };
+    auto range_params = [&](int first, int n) {
+        const int nm = moe_count(first, n);
+        return nm * moe_layer_params_ + (n - nm) * dense_layer_params_;
+    };
+    auto stage_moe = [&](int s) {
+        int n = 0;
+        for (int c = 0; c < v; ++c) {
+            const int mc = c * P + s;
+            n += moe_count(chunk_first_layer(m_.layers, nchunks, mc), chunk_layers(m_.layers, nchunks, mc));
+        }
+        return n;
+    };
+    auto stage_params = [&](int s, int n_layers, int n_moe) {
+        double params = n_moe * moe_layer_params_ + (n_layers - n_moe) * dense_layer_params_;
         if (s == 0) params += m_.embedding_params();
         if (s == P - 1) params += m_.output_params() + (m_.tied_embeddings && P > 1 ? double(m_.vocab) * m_.hidden : 0);
         return params;
@@ -112,7 +149,10 @@ StepEstimate StepEstimator::estimate(const ParallelPlan& p) {
     for (int s : {0, P - 1}) {
         MemoryInputs in;
         in.layers_on_stage = stage_layers(s);
-        in.stage_params = stage_params(s, in.layers_on_stage);
+        in.moe_layers = stage_moe(s);
+        in.stage_params = stage_params(s, in.layers_on_stage, in.moe_layers);
+        in.expert_params = in.moe_layers * routed_params_per_moe_layer_;
+        in.expert_zero_shard = p.zero >= 1 ? p.edp() : 1;
         in.zero_shard = zero_shard;
         in.last_stage = s == P - 1;
         in.in_flight_microbatches = in_flight_microbatches(p, s, M);
@@ -136,6 +176,10 @@ StepEstimate StepEstimator::estimate(const ParallelPlan& p) {
     const PassCost lf = finish_pass(le.fwd, chip, fsdp_fwd_s), lb = finish_pass(le.bwd, chip, fsdp_bwd_s);
     const PassCost ef = finish_pass(le.emb_f, chip), eb = finish_pass(le.emb_b, chip);
     const PassCost hf = finish_pass(le.head_f, chip), hb = finish_pass(le.head_b, chip);
+    const bool moe = m_.moe.enabled();
+    const PassCost mf = moe ? finish_pass(le.moe_fwd, chip, fsdp_fwd_s) : PassCost{};
+    const PassCost mb = moe ? finish_pass(le.moe_bwd, chip, fsdp_bwd_s) : PassCost{};
+    const double expert_shard = double(p.ep) * p.expert_tp();
     const double p2p_s =
         P > 1 && lay.p2p_bytes_per_s > 0 ? le.act_bytes / p.tp / lay.p2p_bytes_per_s + lay.p2p_latency_s : 0;
 
@@ -154,11 +198,16 @@ StepEstimate StepEstimator::estimate(const ParallelPlan& p) {
     };
     // Chunks differ only by their layer count (two values) and the embedding / head ends: remember the last few.
     struct SyncMemo { double params = -1, s = 0; } memo[4];
-    auto chunk_sync_s = [&](double params_dev) {
+    auto expert_sync_s = [&](double expert_params_dev) {
+        if (expert_params_dev <= 0 || p.edp() <= 1) return 0.0;
+        return collective_cost(p.zero >= 1 ? Collective::reduce_scatter : Collective::all_reduce,
+                               expert_params_dev * p.grad_reduce_bytes, lay.edpnet).time_s;
+    };
+    auto chunk_sync_s = [&](double params_dev, double experts_dev) {
         for (auto& e : memo)
-            if (e.params == params_dev) return e.s;
+            if (e.params == params_dev + 1e-3 * experts_dev) return e.s;
         std::rotate(memo, memo + 3, memo + 4);
-        memo[0] = {params_dev, sync_s(params_dev)};
+        memo[0] = {params_dev + 1e-3 * experts_dev, sync_s(params_dev) + expert_sync_s(experts_dev)};
         return memo[0].s;
     };
 
@@ -173,8 +222,12 @@ StepEstimate StepEstimator::estimate(const ParallelPlan& p) {
         w.layers = 0;
         for (int c = 0; c < v; ++c) {
             const int mc = c * P + s, nl = chunk_layers(m_.layers, nchunks, mc);
-            double f = nl * lf.time_s, fe = nl * lf.exposed_comm_s, b = nl * lb.time_s, be = nl * lb.exposed_comm_s;
-            double params = nl * m_.params_per_layer();
+            const int first = chunk_first_layer(m_.layers, nchunks, mc), nm = moe_count(first, nl), nd = nl - nm;
+            double f = nd * lf.time_s + nm * mf.time_s, fe = nd * lf.exposed_comm_s + nm * mf.exposed_comm_s;
+            double b = nd * lb.time_s + nm * mb.time_s, be = nd * lb.exposed_comm_s + nm * mb.exposed_comm_s;
+            const double experts = nm * routed_params_per_moe_layer_;
+            double params = range_params(first, nl) - experts;
+            w.moe_layers += nm;
             if (mc == 0) f += ef.time_s, fe += ef.exposed_comm_s, b += eb.time_s, be += eb.exposed_comm_s,
                          params += m_.embedding_params();
             if (mc == nchunks - 1) f += hf.time_s, fe += hf.exposed_comm_s, b += hb.time_s, be += hb.exposed_comm_s,
@@ -183,7 +236,7 @@ StepEstimate StepEstimator::estimate(const ParallelPlan& p) {
             w.layers += nl;
             // Chunks beyond kMaxChunks (vpp > 16, unusual) are lumped into the last slot.
             const int k = std::min(c, kMaxChunks - 1);
-            const double sync = bucketed ? chunk_sync_s(params / p.tp) : 0;
+            const double sync = bucketed ? chunk_sync_s(params / p.tp, experts / expert_shard) : 0;
             const double slow = bucketed ? chip.eff.comm_interference_fraction * std::min(sync, b) : 0;
             w.chunk_b[k] += b + slow;
             w.chunk_sync[k] += sync;
@@ -255,7 +308,9 @@ StepEstimate StepEstimator::estimate(const ParallelPlan& p) {
         ahead_s += w.chunk_b[0] + t;  // chunk_b includes the slowdown of stage s, which stages above s do not see
         double sync_end = end_s;
         if (dp_sync && !bucketed) {
-            sync_end = end_s + sync_s(stage_params(s, w.layers) / p.tp);
+            const double experts = w.moe_layers * routed_params_per_moe_layer_;
+            sync_end = end_s + sync_s((stage_params(s, w.layers, w.moe_layers) - experts) / p.tp) +
+                       expert_sync_s(experts / expert_shard);
         } else if (bucketed) {
             // Chunk c's last backward is followed by the P backwards of each lower chunk (interleaved cooldown).
             // Its buckets go out piece by piece: done at max(previous chunks' syncs + this one, its end + the
@@ -272,11 +327,13 @@ StepEstimate StepEstimator::estimate(const ParallelPlan& p) {
             }
             sync_end = std::max(end_s, finish);
         }
-        const double shard = stage_params(s, w.layers) / p.tp / zero_shard;
+        const double experts = w.moe_layers * routed_params_per_moe_layer_;
+        const double shard = (stage_params(s, w.layers, w.moe_layers) - experts) / p.tp / zero_shard +
+                             experts / expert_shard / (p.zero >= 1 ? p.edp() : 1);
         const double opt_s = optimizer_time_s(shard, p, chip, nullptr);
         double done = sync_end + opt_s;
         if (p.zero >= 1 && p.zero < 3 && p.dp > 1 && !p.param_gather_overlap)
-            done += collective_cost(Collective::all_gather, stage_params(s, w.layers) / p.tp * 2, lay.dpnet).time_s;
+            done += collective_cost(Collective::all_gather, stage_params(s, w.layers, w.moe_layers) / p.tp * 2, lay.dpnet).time_s;
         if (done > step_s) step_s = done, crit = s, crit_end = end_s, crit_opt_start = sync_end, crit_opt = opt_s;
     }
 
@@ -291,7 +348,9 @@ StepEstimate StepEstimator::estimate(const ParallelPlan& p) {
     r.breakdown.bubble_s = std::max(0.0, step_s - busy - sync_wait);
     const double tokens = double(p.global_batch) * m_.seq_len;
     r.tokens_per_s = tokens / step_s;
-    const double per_mb_device = m_.layers * (lf.flops + lb.flops) + ef.flops + eb.flops + hf.flops + hb.flops;
+    const int moe_total = moe_prefix_[m_.layers];
+    const double per_mb_device = (m_.layers - moe_total) * (lf.flops + lb.flops) + moe_total * (mf.flops + mb.flops) +
+                                 ef.flops + eb.flops + hf.flops + hb.flops;
     const double denom = double(sys_.chips) * chip.peak_bf16_flops_per_s * step_s;
     r.mfu = tokens * flops_per_token_ / denom;
     r.hfu = per_mb_device * double(M) * p.dp * p.tp * p.cp / denom;

@@ -46,13 +46,14 @@ public:
 private:
     struct LayerEntry {
         PassSums fwd, bwd, emb_f, emb_b, head_f, head_b;
+        PassSums moe_fwd, moe_bwd;   // an MoE layer (mixture-of-experts models)
         double act_bytes = 0;        // one micro-batch's activation (p2p message before the TP split)
         double layer_act_bytes = 0;  // memory: saved activations per layer and micro-batch
     };
     struct LayoutEntry {
         bool placeable = true;
-        GroupRef tp, cp, dp, fsdp, dcn, pp;
-        GroupNetwork dpnet, fsdpnet, dcnnet;
+        GroupRef tp, cp, dp, fsdp, dcn, pp, ep, etp;
+        GroupNetwork dpnet, fsdpnet, dcnnet, edpnet;
         double p2p_bytes_per_s = 0, p2p_latency_s = 0;
         std::unordered_map<uint64_t, LayerEntry> layers;
     };
@@ -64,7 +65,7 @@ private:
     static constexpr int kMaxChunks = 16;
     struct StageWork {
         double F = 0, B = 0, Fe = 0, Be = 0, slowdown = 0;
-        int layers = 0;
+        int layers = 0, moe_layers = 0;
         std::array<double, kMaxChunks> chunk_b{}, chunk_sync{};
         std::array<int, kMaxChunks> chunk_pieces{};
     };
@@ -75,7 +76,12 @@ private:
     CollectiveTimer timer_;
     ChipSpec bf16_, fp8_;  // the chip with its resolved GEMM efficiency per precision class
     double flops_per_token_ = 0;
-    std::unordered_map<uint64_t, LayoutEntry> layouts_;
+    double dense_layer_params_ = 0, moe_layer_params_ = 0, routed_params_per_moe_layer_ = 0;
+    struct PairHash {
+        size_t operator()(const std::pair<uint64_t, uint64_t>& k) const { return k.first * 0x9e3779b97f4a7c15ull ^ k.second; }
+    };
+    std::unordered_map<std::pair<uint64_t, uint64_t>, LayoutEntry, PairHash> layouts_;
+    std::vector<int> moe_prefix_;  // MoE layers before layer i
     size_t layer_entries_ = 0;
 };
 

@@ -43,8 +43,11 @@ Op collective(std::string name, CommGroup g, CommKind c, double bytes, bool over
 
 // Backward of a GEMM: input gradient (M x K from M x N . N x K) and weight gradient (K x N from K x M . M x N).
 void backward_of(const Op& f, std::vector<Op>& out) {
+    // A grouped GEMM (experts) carries its batch in flops and bytes, with M the per-group size: scale alike.
+    const double batch = f.flops / (2 * f.m * f.n * f.k);
     Op dgrad = matmul(f.name + ".dgrad", f.m, f.k, f.n, f.low_precision);
     Op wgrad = matmul(f.name + ".wgrad", f.k, f.n, f.m, f.low_precision);
+    dgrad.flops *= batch, dgrad.bytes *= batch, wgrad.flops *= batch, wgrad.bytes *= batch;
     out.push_back(dgrad);
     out.push_back(wgrad);
 }
@@ -57,14 +60,35 @@ double total_flops(const std::vector<Op>& ops) {
     return f;
 }
 
-LayerOps layer_ops(const ModelSpec& m, const ParallelPlan& p) {
+MoeLoad moe_load(const ModelSpec& m, const ParallelPlan& p) {
+    MoeLoad l;
+    if (!m.moe.enabled()) return l;
+    // Each TP rank dispatches its 1/tp of the micro-batch's tokens (Megatron-core's all-to-all dispatcher); with
+    // expert TP the etp ranks of an expert compute the tokens of all of them.
+    const double T = double(p.micro_batch) * m.seq_len / p.cp / p.tp;
+    const double etp = p.expert_tp();
+    double skew = m.moe.load_imbalance;
+    if (m.moe.capacity_factor > 0 && skew > m.moe.capacity_factor) {
+        // The busiest expert keeps capacity; the excess of a skew-s expert, (s - cf) / s of its tokens, is dropped.
+        l.dropped_fraction = (skew - m.moe.capacity_factor) / skew / p.ep;  // one hot rank of ep, as a share of all
+        skew = m.moe.capacity_factor;
+    }
+    l.tokens = T * m.moe.top_k * skew * etp;
+    l.per_expert = l.tokens / (double(m.moe.experts) / p.ep);
+    return l;
+}
+
+LayerOps layer_ops(const ModelSpec& m, const ParallelPlan& p, bool moe) {
     const double t = p.tp, b = p.micro_batch, s = m.seq_len;
     const double T = b * s / p.cp;                 // tokens this device computes
     const double Tn = p.sp ? T / t : T;            // tokens of norms/dropouts (sequence parallel shards them)
     const double h = m.hidden, hd = m.head_dim, f = m.ffn_hidden / t;
     const double heads = m.heads / t;
     const double kv_heads = std::max(1.0, m.kv_heads / t);  // fewer KV heads than TP ranks: replicated
-    const double q = heads * hd, kv = kv_heads * hd;
+    const double qd = double(m.qk_head_dim()), vd = double(m.v_dim());  // = head_dim unless MLA
+    const double q = heads * qd, kvk = kv_heads * qd, kvv = kv_heads * vd, o_in = heads * vd;
+    const double kv = (kvk + kvv) / 2;  // per K or V, for the formulas below that treat them alike
+    (void)hd;
     const bool fp8 = p.precision == Precision::fp8;
     const double act_bytes_per_token_h = Tn * h * kAct;
     const double mask = m.dropout ? 1 : 0;  // dropout mask bytes per element
@@ -84,10 +108,26 @@ LayerOps layer_ops(const ModelSpec& m, const ParallelPlan& p) {
     };
     F.push_back(elementwise("norm1", 2 * act_bytes_per_token_h));
     tp_gather("sp.all_gather.attn", F);
-    Op qkv = matmul("qkv", T, q + 2 * kv, h);
-    if (fp8) qkv.bytes += 0;  // the cast is fused into the norm (Transformer Engine LayerNormLinear)
-    F.push_back(qkv);
-    if (m.position == Position::rope) F.push_back(elementwise("rope", 2 * T * (q + kv) * kAct));
+    if (m.mla.enabled()) {
+        // MLA (DeepSeek-V2, sec. 2.1): down-projections to the latents are replicated across TP, their norms,
+        // then per-head up-projections; the RoPE key is shared by the heads.
+        const double ql = double(m.mla.q_lora_rank), kl = double(m.mla.kv_lora_rank), r = double(m.mla.rope_head_dim);
+        if (ql > 0) {
+            F.push_back(matmul("mla.q_down", T, ql, h));
+            F.push_back(elementwise("mla.q_norm", 2 * T * ql * kAct));
+            F.push_back(matmul("mla.q_up", T, q, ql));
+        } else {
+            F.push_back(matmul("mla.q", T, q, h));
+        }
+        F.push_back(matmul("mla.kv_down", T, kl + r, h));
+        F.push_back(elementwise("mla.kv_norm", 2 * T * kl * kAct));
+        F.push_back(matmul("mla.kv_up", T, heads * (m.head_dim + vd), kl));
+        F.push_back(elementwise("rope", 2 * T * (heads * r + r) * kAct));
+    } else {
+        Op qkv = matmul("qkv", T, q + kvk + kvv, h);  // fp8: the cast is fused into the norm (TE LayerNormLinear)
+        F.push_back(qkv);
+        if (m.position == Position::rope) F.push_back(elementwise("rope", 2 * T * (q + kvk) * kAct));
+    }
 
     // Attention core. Standard (Megatron 2021): scores materialized, softmax + dropout as separate passes over
     // b*heads*s*s elements. Flash: one fused kernel, causal blocks above the diagonal skipped.
@@ -99,21 +139,21 @@ LayerOps layer_ops(const ModelSpec& m, const ParallelPlan& p) {
         Op a;
         a.name = "flash_attention";
         a.kind = OpKind::attention;
-        a.flops = 4 * b * s_q * s_kv * q * 0.5;  // QK^T and PV, causal half
-        a.bytes = kAct * T * (2 * q + 2 * kv);
+        a.flops = 2 * b * s_q * s_kv * heads * (qd + vd) * 0.5;  // QK^T and PV, causal half
+        a.bytes = kAct * T * (q + kvk + kvv + o_in);
         core_fwd.push_back(a);
     } else {
         const double elems = b * heads * s_q * s_kv;
-        Op qk = matmul("core.qk", s_q, s_kv, hd, false);
-        qk.flops *= b * heads, qk.bytes = kAct * (T * q + T * kv) + kAct * elems;
+        Op qk = matmul("core.qk", s_q, s_kv, qd, false);
+        qk.flops *= b * heads, qk.bytes = kAct * (T * q + T * kvk) + kAct * elems;
         Op sm = elementwise("core.softmax_dropout", elems * (2 + 2 + mask + (mask ? 2 + 2 : 0)));
-        Op pv = matmul("core.pv", s_q, hd, s_kv, false);
-        pv.flops *= b * heads, pv.bytes = kAct * elems + kAct * (T * kv + T * q);
+        Op pv = matmul("core.pv", s_q, vd, s_kv, false);
+        pv.flops *= b * heads, pv.bytes = kAct * elems + kAct * (T * kvv + T * o_in);
         core_fwd = {qk, sm, pv};
     }
     F.insert(F.end(), core_fwd.begin(), core_fwd.end());
-    Op proj = matmul("attn.proj", T, h, q);
-    if (fp8) proj.bytes += 3 * T * q;  // cast of the attention output to fp8 (not fused)
+    Op proj = matmul("attn.proj", T, h, o_in);
+    if (fp8) proj.bytes += 3 * T * o_in;  // cast of the attention output to fp8 (not fused)
     F.push_back(proj);
     tp_reduce(m.parallel_block ? "tp.reduce.block" : "tp.reduce.attn", F);
     F.push_back(elementwise("residual_dropout1", act_bytes_per_token_h * (3 + mask / kAct)));
@@ -123,11 +163,55 @@ LayerOps layer_ops(const ModelSpec& m, const ParallelPlan& p) {
         F.push_back(elementwise("norm2", 2 * act_bytes_per_token_h));
         tp_gather("sp.all_gather.mlp", F);
     }
-    const double up_n = (m.gated() ? 2 : 1) * f;
-    F.push_back(matmul("mlp.up", T, up_n, h));
-    F.push_back(elementwise("mlp.act", kAct * T * (up_n + f) + (fp8 ? T * f : 0)));
-    F.push_back(matmul("mlp.down", T, h, f));
-    if (!m.parallel_block) tp_reduce("tp.reduce.mlp", F);
+    if (!moe) {
+        const double up_n = (m.gated() ? 2 : 1) * f;
+        F.push_back(matmul("mlp.up", T, up_n, h));
+        F.push_back(elementwise("mlp.act", kAct * T * (up_n + f) + (fp8 ? T * f : 0)));
+        F.push_back(matmul("mlp.down", T, h, f));
+        if (!m.parallel_block) tp_reduce("tp.reduce.mlp", F);
+    } else {
+        // Mixture of experts (Megatron-core MoE layer with the all-to-all dispatcher): the router scores every
+        // token, tokens are permuted by expert and sent to the ranks holding their experts (dispatch), the local
+        // experts run as one grouped GEMM, results come back (combine) and are summed with the routing weights.
+        const double E = m.moe.experts, k = m.moe.top_k, fe = double(m.moe.expert_ffn_hidden);
+        const double etp = p.expert_tp();
+        const MoeLoad load = moe_load(m, p);
+        const double Td = T / t;  // tokens this rank dispatches
+        F.push_back(matmul("moe.router", Tn, E, h, false));
+        F.push_back(elementwise("moe.route_topk", Tn * E * 4 * 3));  // fp32 softmax / sigmoid + top-k
+        F.push_back(elementwise("moe.permute", 2 * Td * k * h * kAct));
+        // The busiest rank receives skew x its mean share: the exchange ends when it does.
+        const double a2a_bytes = Td * k * h * kAct * (load.tokens / (Td * k * etp));
+        auto a2a = [&](const char* name) {
+            if (p.ep > 1) F.push_back(collective(name, CommGroup::ep, CommKind::all_to_all, a2a_bytes, p.ep_overlap));
+        };
+        a2a("ep.dispatch");
+        if (etp > 1)  // the expert's TP ranks each need every token of the group
+            F.push_back(collective("etp.all_gather", CommGroup::etp, CommKind::all_gather, load.tokens * h * kAct, false));
+        const double up_e = (m.gated() ? 2 : 1) * fe / etp;
+        const double local_experts = E / p.ep;
+        const double wbytes = fp8 ? 1 : kAct;
+        Op up = matmul("moe.experts.up", load.tokens, up_e, h);
+        up.m = load.per_expert;  // grouped GEMM: one GEMM per local expert, M tokens each
+        up.bytes += (local_experts - 1) * h * up_e * wbytes;  // every local expert's weights
+        F.push_back(up);
+        F.push_back(elementwise("moe.experts.act", kAct * load.tokens * (up_e + fe / etp) + (fp8 ? load.tokens * fe / etp : 0)));
+        Op down = matmul("moe.experts.down", load.tokens, h, fe / etp);
+        down.m = load.per_expert;
+        down.bytes += (local_experts - 1) * h * fe / etp * wbytes;
+        F.push_back(down);
+        if (etp > 1)
+            F.push_back(collective("etp.reduce_scatter", CommGroup::etp, CommKind::reduce_scatter, load.tokens * h * kAct, false));
+        a2a("ep.combine");
+        F.push_back(elementwise("moe.unpermute", 2 * Td * k * h * kAct + Td * k * 4));
+        if (m.moe.shared_experts > 0) {  // always-on experts: a dense MLP of shared x expert_ffn_hidden, TP-split
+            const double fs = m.moe.shared_experts * fe / t, up_s = (m.gated() ? 2 : 1) * fs;
+            F.push_back(matmul("moe.shared.up", T, up_s, h));
+            F.push_back(elementwise("moe.shared.act", kAct * T * (up_s + fs)));
+            F.push_back(matmul("moe.shared.down", T, h, fs));
+        }
+        if (!m.parallel_block) tp_reduce("tp.reduce.mlp", F);
+    }
     F.push_back(elementwise("residual_dropout2", act_bytes_per_token_h * (3 + mask / kAct)));
 
     // --- backward: GEMMs twice, elementwise ~twice the traffic, mirrored TP collectives --------------------
@@ -174,13 +258,20 @@ LayerOps layer_ops(const ModelSpec& m, const ParallelPlan& p) {
 
     // --- context parallel: ring exchange of K/V blocks, overlapped with the attention core ------------------
     if (p.cp > 1) {
-        const double kv_block = kAct * T * 2 * kv;
-        Op ring = collective("cp.kv_ring", CommGroup::cp, CommKind::send_recv, kv_block * (p.cp - 1), true);
-        F.push_back(ring);
-        Op ring_b = ring;
-        ring_b.name += ".bwd";
-        ring_b.comm_bytes *= 2;  // K/V again plus their gradients
-        B.push_back(ring_b);
+        const double kv_block = kAct * T * (kvk + kvv);
+        if (p.cp_algorithm == ParallelPlan::CpAlgorithm::ring) {
+            // Ring attention: cp - 1 steps, each block's K/V to the next rank while the current block computes.
+            Op ring = collective("cp.kv_ring", CommGroup::cp, CommKind::send_recv, kv_block * (p.cp - 1), true);
+            F.push_back(ring);
+            Op ring_b = ring;
+            ring_b.name += ".bwd";
+            ring_b.comm_bytes *= 2;  // K/V again plus their gradients
+            B.push_back(ring_b);
+        } else {
+            // All-gather K/V before attention (Llama 3, sec. 3.3.2): simple, not hidden; dK/dV reduce-scattered.
+            F.push_back(collective("cp.kv_all_gather", CommGroup::cp, CommKind::all_gather, kv_block * p.cp, false));
+            B.push_back(collective("cp.kv_reduce_scatter", CommGroup::cp, CommKind::reduce_scatter, kv_block * p.cp, false));
+        }
     }
 
     // --- recomputation -------------------------------------------------------------------------------------

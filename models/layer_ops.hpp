@@ -11,8 +11,8 @@ namespace podsim {
 
 enum class OpKind { matmul, attention, elementwise, collective };
 enum class Pass { forward, backward, recompute };
-enum class CommGroup { tp, cp, fsdp };
-enum class CommKind { all_reduce, reduce_scatter, all_gather, send_recv };
+enum class CommGroup { tp, cp, fsdp, ep, etp };
+enum class CommKind { all_reduce, reduce_scatter, all_gather, send_recv, all_to_all };
 
 struct Op {
     std::string name;
@@ -32,8 +32,17 @@ struct LayerOps {
     std::vector<Op> forward, backward, recompute;
 };
 
-// One layer, one micro-batch, one device (its TP/CP shard).
-LayerOps layer_ops(const ModelSpec& m, const ParallelPlan& p);
+// One layer, one micro-batch, one device (its TP/CP shard); `moe`: the layer's MLP is a mixture of experts.
+LayerOps layer_ops(const ModelSpec& m, const ParallelPlan& p, bool moe = false);
+
+// What a mixture-of-experts layer computes on its busiest expert rank: tokens per micro-batch through its local
+// experts (routing skew, capped by the capacity factor), and the share of routed tokens dropped.
+struct MoeLoad {
+    double tokens = 0;         // token-expert pairs the busiest rank computes
+    double per_expert = 0;     // tokens per local expert (the grouped GEMM's M)
+    double dropped_fraction = 0;
+};
+MoeLoad moe_load(const ModelSpec& m, const ParallelPlan& p);
 // Embedding (first stage) and final norm + logits + loss (last stage), one micro-batch.
 LayerOps embedding_ops(const ModelSpec& m, const ParallelPlan& p);
 LayerOps head_ops(const ModelSpec& m, const ParallelPlan& p);

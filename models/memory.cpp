@@ -2,23 +2,36 @@
 
 #include <algorithm>
 
+#include "models/layer_ops.hpp"
+
 namespace podsim {
 
-double layer_activation_bytes(const ModelSpec& m, const ParallelPlan& p) {
+double layer_activation_bytes(const ModelSpec& m, const ParallelPlan& p, bool moe) {
     const double t = p.tp, T = double(p.micro_batch) * m.seq_len / p.cp;
     const double h = m.hidden, f = m.ffn_hidden / t;
-    const double heads = m.heads / t, hd = m.head_dim;
-    const double q = heads * hd, kv = std::max(1.0, m.kv_heads / t) * hd;
+    const double heads = m.heads / t;
+    const double q = heads * m.qk_head_dim(), kv = std::max(1.0, m.kv_heads / t) * (m.qk_head_dim() + m.v_dim()) / 2;
     const double mask = m.dropout ? 1 : 0;
     if (p.recompute == Recompute::full) return 2 * T * h / (p.sp ? t : 1);  // only the layer input
-    const double up_out = (m.gated() ? 2 : 1) * f;
+    // The MLP's saved tensors per token position: a dense MLP's up output(s) and activation output; an MoE
+    // layer's router probabilities, the permuted tokens, each local expert's up and activation outputs for the
+    // tokens it computes (the busiest rank), and the shared experts'.
+    double mlp_saved = 2 * T * ((m.gated() ? 2 : 1) * f + f);
+    double up_out = (m.gated() ? 2 : 1) * f;
+    if (moe) {
+        const MoeLoad load = moe_load(m, p);
+        const double fe = double(m.moe.expert_ffn_hidden) / p.expert_tp(), fs = m.moe.shared_experts * double(m.moe.expert_ffn_hidden) / t;
+        mlp_saved = 4 * T * m.moe.experts + 2 * load.tokens * h + 2 * load.tokens * ((m.gated() ? 2 : 1) * fe + fe) +
+                    2 * T * ((m.gated() ? 2 : 1) * fs + fs);
+        up_out = (load.tokens * (m.gated() ? 2 : 1) * fe + T * (m.gated() ? 2 : 1) * fs) / T;
+    }
     if (p.recompute == Recompute::minimal)  // layer input + outputs of the weight GEMMs (qkv, proj, up, down)
         return 2 * T * h / (p.sp ? t : 1) + 2 * T * (q + 2 * kv + up_out) + 2 * 2 * T * h / (p.sp ? t : 1);
     // Tensors of width h, replicated across TP unless sequence parallel: norm inputs, GEMM inputs, dropout masks.
     const double replicated = T * h * ((m.parallel_block ? 2 + 2 : 2 + 2 + 2 + 2) + 2 * mask) / (p.sp ? t : 1);
-    // TP-sharded: Q, K, V, attention output (projection input), MLP up output(s) and activation output.
-    const double up = (m.gated() ? 2 : 1) * f;
-    const double sharded = T * (2 * (q + 2 * kv) + 2 * q + 2 * up + 2 * f);
+    // TP-sharded: Q, K, V, attention output (projection input), and the MLP's saved tensors.
+    const double o_in = heads * m.v_dim();
+    const double sharded = T * (2 * (q + 2 * kv) + 2 * o_in) + mlp_saved;
     double core = 0;
     if (p.attention == AttentionKernel::standard && p.recompute != Recompute::selective)
         core = double(p.micro_batch) * heads * (double(m.seq_len) / p.cp) * m.seq_len * (2 + mask + 2 * mask);
@@ -28,26 +41,36 @@ double layer_activation_bytes(const ModelSpec& m, const ParallelPlan& p) {
 MemoryBreakdown memory_per_device(const ModelSpec& m, const ParallelPlan& p, const ChipSpec& chip,
                                   const MemoryInputs& in) {
     MemoryBreakdown r;
-    const double params = in.stage_params / p.tp;
-    const double z = in.zero_shard;
+    // Parameters held on this device: the dense part split by TP, routed experts split by EP x expert-TP; ZeRO
+    // shards the first over data parallelism, the second over expert data parallelism.
+    const double dense = (in.stage_params - in.expert_params) / p.tp, experts = in.expert_params / (p.ep * p.expert_tp());
+    const double params = dense + experts;
+    const double z = in.zero_shard, ez = in.expert_zero_shard;
+    auto sharded = [&](bool on) { return on ? dense / z + experts / ez : params; };
     const double layer_params = m.params_per_layer() / p.tp;
     // A 16-bit compute copy of the weights, unless the framework keeps only the fp32 master and casts on use
     // (XLA/MaxText: weights gathered in fp32); FSDP holds a shard plus two gathered layers (prefetch).
     const double copy = p.compute_weight_copy ? 2 : 0;
-    r.weights_bytes = p.zero >= 3 ? copy * params / z + 2 * p.param_gather_bytes * layer_params : copy * params;
-    r.master_bytes = p.master_weight_bytes * params / (p.zero >= 1 ? z : 1);
-    r.gradients_bytes = p.grad_reduce_bytes * params / (p.zero >= 2 ? z : 1);
-    r.optimizer_bytes = 8 * params / (p.zero >= 1 ? z : 1);
+    r.weights_bytes = p.zero >= 3 ? copy * sharded(true) + 2 * p.param_gather_bytes * layer_params : copy * params;
+    r.master_bytes = p.master_weight_bytes * sharded(p.zero >= 1);
+    r.gradients_bytes = p.grad_reduce_bytes * sharded(p.zero >= 2);
+    r.optimizer_bytes = 8 * sharded(p.zero >= 1);
     const double per_layer = layer_activation_bytes(m, p);
-    r.activations_bytes = per_layer * in.layers_on_stage * in.in_flight_microbatches;
+    const double per_moe_layer = in.moe_layers > 0 ? layer_activation_bytes(m, p, true) : 0;
+    r.activations_bytes = (per_layer * (in.layers_on_stage - in.moe_layers) + per_moe_layer * in.moe_layers) *
+                          in.in_flight_microbatches;
     const double T = double(p.micro_batch) * m.seq_len / p.cp;
     // Logits in 16 bits and their fp32 softmax/gradient buffer for one micro-batch.
     if (in.last_stage) r.transient_bytes += T * double(m.vocab) / p.tp * (2 + 4);
     if (p.recompute == Recompute::full) {
         ParallelPlan none = p;
         none.recompute = Recompute::none;
-        r.transient_bytes += layer_activation_bytes(m, none);
+        r.transient_bytes += layer_activation_bytes(m, none, in.moe_layers > 0);
     }
+    // Context parallelism by all-gather holds the whole sequence's K and V of the layer being computed.
+    if (p.cp > 1 && p.cp_algorithm == ParallelPlan::CpAlgorithm::all_gather)
+        r.transient_bytes += 2 * double(p.micro_batch) * m.seq_len * std::max(1.0, double(m.kv_heads) / p.tp) *
+                             (m.qk_head_dim() + m.v_dim());
     // Allocator fragmentation, cuBLAS/XLA workspaces and communication buffers: a stated reserve.
     r.workspace_bytes = std::max(1.0 * (1ull << 30), 0.05 * chip.hbm_bytes);
     r.total_bytes = r.weights_bytes + r.master_bytes + r.gradients_bytes + r.optimizer_bytes + r.activations_bytes +

@@ -27,11 +27,16 @@ struct MemoryInputs {
     double in_flight_microbatches = 1;  // layer-activation sets held at once, in units of the stage's layers
     int zero_shard = 1;        // ZeRO/FSDP sharding degree
     bool last_stage = true;    // holds the logits
+    // Mixture of experts: routed expert parameters on the stage (sharded by ep x etp, their ZeRO states by the
+    // expert data-parallel degree) and how many of the stage's layers are MoE layers.
+    double expert_params = 0;
+    int moe_layers = 0;
+    int expert_zero_shard = 1;
 };
 
 // Activation bytes one layer saves for one micro-batch on one device (Korthikanti et al. 2022, sec. 4,
 // generalized to GQA, gated MLPs and flash attention).
-double layer_activation_bytes(const ModelSpec& m, const ParallelPlan& p);
+double layer_activation_bytes(const ModelSpec& m, const ParallelPlan& p, bool moe = false);
 
 MemoryBreakdown memory_per_device(const ModelSpec& m, const ParallelPlan& p, const ChipSpec& chip,
                                   const MemoryInputs& in);

@@ -24,6 +24,7 @@ Collective to_collective(CommKind k) {
         case CommKind::reduce_scatter: return Collective::reduce_scatter;
         case CommKind::all_gather: return Collective::all_gather;
         case CommKind::send_recv: return Collective::send_recv;
+        case CommKind::all_to_all: return Collective::all_to_all;
     }
     return Collective::all_reduce;
 }
@@ -65,7 +66,11 @@ double op_time_s(const Op& o, const CostContext& c) {
         }
         case OpKind::elementwise: return mem_s + launch_s;
         case OpKind::collective: {
-            const GroupRef& g = o.group == CommGroup::tp ? c.tp : o.group == CommGroup::cp ? c.cp : c.fsdp;
+            const GroupRef& g = o.group == CommGroup::tp    ? c.tp
+                                : o.group == CommGroup::cp  ? c.cp
+                                : o.group == CommGroup::ep  ? c.ep
+                                : o.group == CommGroup::etp ? c.etp
+                                                            : c.fsdp;
             if (o.comm == CommKind::send_recv) {
                 // The CP ring exchange: n-1 steps of one block each to the next rank, i.e. a ring all-gather of
                 // n blocks.
@@ -84,7 +89,7 @@ PassSums pass_sums(const std::vector<Op>& ops, const CostContext& c) {
     for (const auto& o : ops) {
         const double t = op_time_s(o, c);
         if (o.kind == OpKind::collective) {
-            if (o.group == CommGroup::cp) r.cp_comm_s += t;
+            if (o.group == CommGroup::cp && o.overlappable) r.cp_comm_s += t;  // the ring, under attention
             else if (o.overlappable) r.hideable_comm_s += t;
             else r.blocking_comm_s += t;
         } else {

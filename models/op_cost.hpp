@@ -14,7 +14,7 @@ struct CostContext {
     const ParallelPlan* plan = nullptr;
     const CollectiveTimer* timer = nullptr;
     const calib::KernelProfile* kernels = nullptr;  // measured kernels of this chip: they time the ops they cover
-    GroupRef tp, cp, fsdp;
+    GroupRef tp, cp, fsdp, ep, etp;  // ep/etp: the expert layout's groups (MoE layers)
 };
 
 struct PassCost {

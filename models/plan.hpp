@@ -30,6 +30,8 @@ struct ParallelPlan {
     int pp = 1;      // pipeline stages
     int vpp = 1;     // model chunks per stage (interleaved 1F1B when > 1)
     int cp = 1;      // context parallel
+    int ep = 1;      // expert parallel: routed experts split over ep ranks of the data/context/tensor dims
+    int etp = 0;     // expert tensor parallel (0: same as tp, Megatron-core's default)
     bool sp = false; // sequence parallelism over the TP group (Korthikanti et al. 2022)
     int zero = 0;    // 0: none, 1: optimizer states sharded (distributed optimizer), 2: + gradients, 3: + weights (FSDP)
     Schedule schedule = Schedule::one_f_one_b;
@@ -40,6 +42,9 @@ struct ParallelPlan {
     AttentionKernel attention = AttentionKernel::flash;
     // Framework behaviour (what overlaps with what).
     TpOverlap tp_comm_overlap = TpOverlap::none;
+    bool ep_overlap = false;            // expert all-to-alls hidden under another micro-batch's compute (DualPipe,
+                                        // Megatron-core's a2a overlap); false: they block
+    enum class CpAlgorithm { ring, all_gather } cp_algorithm = CpAlgorithm::ring;  // ring attention or KV all-gather
     bool dp_overlap = true;             // gradient reduction bucketed under the last backward (torch DDP, Megatron-core)
     bool param_gather_overlap = true;   // ZeRO-1/2 parameter all-gather hidden under the next forward
     double grad_reduce_bytes = 2;       // bytes per gradient element on the wire (2: bf16/fp16, 4: fp32)
@@ -49,6 +54,9 @@ struct ParallelPlan {
 
     long long micro_batches() const { return global_batch / (micro_batch * dp); }
     int chips() const { return dp * tp * pp * cp; }
+    int expert_tp() const { return etp > 0 ? etp : tp; }
+    // Expert data parallelism: the copies of each expert (tp x cp x dp = etp x ep x edp).
+    int edp() const { return dp * cp * tp / (expert_tp() * ep); }
 };
 
 ParallelPlan plan_from_json(const JsonObject& parallel, const JsonObject& batch, const JsonObject& training);

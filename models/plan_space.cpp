@@ -25,6 +25,11 @@ PlanSpace default_plan_space(const ModelSpec& m, const SystemSpec& sys, const Pa
     s.zero = {0, 1, 2, 3};
     for (long long mb = 1; mb <= 32; mb *= 2) s.micro_batch.push_back(mb);
     s.recompute = {Recompute::none, Recompute::selective, Recompute::minimal, Recompute::full};
+    if (m.moe.enabled()) {
+        s.ep.clear();
+        for (int d : divisors(m.moe.experts)) s.ep.push_back(d);
+        s.try_expert_tp = true;
+    }
     s.precision = {base.precision};
     if (sys.chip.has_fp8() && base.precision != Precision::fp8) s.precision.push_back(Precision::fp8);
     return s;
@@ -34,7 +39,9 @@ size_t for_each_plan(const SystemSpec& sys, const ParallelPlan& base, const Plan
                      const std::function<void(const ParallelPlan&)>& visit) {
     size_t n = 0;
     ParallelPlan p = base;
-    for (int tp : space.tp)
+    for (int tp : space.tp) {
+        std::vector<int> etps = {1};  // expert TP: whole experts, or split like the rest
+        if (space.try_expert_tp && tp > 1) etps.push_back(tp);
         for (int cp : space.cp) {
             if (sys.chips % (tp * cp) != 0) continue;
             for (int pp : space.pp) {
@@ -49,20 +56,26 @@ size_t for_each_plan(const SystemSpec& sys, const ParallelPlan& base, const Plan
                         if (space.layers > 0 && pp * vpp > space.layers) continue;
                         for (int zero : space.zero) {
                             if (pp > 1 && zero >= 2) continue;
-                            for (int sp = 0; sp <= (space.try_sp && tp > 1 ? 1 : 0); ++sp)
-                                for (Recompute rc : space.recompute)
-                                    for (Precision pr : space.precision) {
-                                        p.tp = tp, p.cp = cp, p.pp = pp, p.dp = dp, p.vpp = vpp, p.zero = zero;
-                                        p.sp = sp, p.micro_batch = mb, p.recompute = rc, p.precision = pr;
-                                        p.schedule = vpp > 1 ? Schedule::interleaved : Schedule::one_f_one_b;
-                                        visit(p);
-                                        ++n;
-                                    }
+                            for (int ep : space.ep)
+                                for (int etp : etps) {
+                                    if ((tp * cp * dp) % (etp * ep) != 0) continue;
+                                    for (int sp = 0; sp <= (space.try_sp && tp > 1 ? 1 : 0); ++sp)
+                                        for (Recompute rc : space.recompute)
+                                            for (Precision pr : space.precision) {
+                                                p.tp = tp, p.cp = cp, p.pp = pp, p.dp = dp, p.vpp = vpp, p.zero = zero;
+                                                p.sp = sp, p.micro_batch = mb, p.recompute = rc, p.precision = pr;
+                                                p.ep = ep, p.etp = space.try_expert_tp ? etp : base.etp;
+                                                p.schedule = vpp > 1 ? Schedule::interleaved : Schedule::one_f_one_b;
+                                                visit(p);
+                                                ++n;
+                                            }
+                                }
                         }
                     }
                 }
             }
         }
+    }
     return n;
 }
 

@@ -13,6 +13,8 @@ namespace podsim {
 
 struct PlanSpace {
     std::vector<int> tp, cp, pp, vpp, zero;
+    std::vector<int> ep = {1};        // expert parallel degrees (MoE models: divisors of the expert count)
+    bool try_expert_tp = false;       // MoE: experts TP-split like the rest (etp = tp) as well as whole (etp = 1)
     std::vector<long long> micro_batch;
     std::vector<Recompute> recompute;
     std::vector<Precision> precision;
@@ -22,7 +24,8 @@ struct PlanSpace {
 
 // Every value the model admits: tp dividing heads and ffn (and fitting the KV heads), cp dividing the sequence
 // down to 512-token blocks, pp up to the layer count, vpp up to 16 dividing the layers per stage, ZeRO 0-3, power-of-
-// two micro-batches up to 32, all recomputation modes, the scenario's precision and fp8 where the chip has it.
+// two micro-batches up to 32, all recomputation modes, the scenario's precision and fp8 where the chip has it; for
+// a mixture of experts, ep dividing the experts and expert TP of 1 or tp.
 PlanSpace default_plan_space(const ModelSpec& m, const SystemSpec& sys, const ParallelPlan& base);
 
 // Calls `visit` for each plan of the space whose split uses exactly the system's chips and whose batch divides

@@ -112,6 +112,18 @@ StepResult simulate_step(const ModelSpec& m, const SystemSpec& sys, const Parall
         const GroupNetwork g = place_group(sys, lay.sizes, gi);
         if (!g.placeable) fail(g.why_not, "$.parallel");
     }
+    // Mixture of experts: the expert layout's groups (EP for the all-to-alls, etp, edp for expert gradients).
+    const bool moe = m.moe.enabled();
+    const ExpertLayout elay = expert_layout_for(sys, p);
+    const GroupRef edp_ref{elay.sizes, elay.edp, GroupRef::Part::all};
+    if (moe && r.feasible) {
+        ctx.ep = {elay.sizes, elay.ep, GroupRef::Part::all};
+        ctx.etp = {elay.sizes, elay.etp, GroupRef::Part::all};
+        for (size_t gi : {elay.etp, elay.ep, elay.edp}) {
+            const GroupNetwork g = place_group(sys, elay.sizes, gi);
+            if (!g.placeable) fail("expert groups: " + g.why_not, "$.parallel.ep");
+        }
+    }
     if (!r.feasible && opt.skip_engine_if_infeasible) return r;
     const GroupNetwork fsdpnet = part_of(dpnet, GroupRef::Part::inside_slice);
     const GroupNetwork dcnnet = part_of(dpnet, GroupRef::Part::across_slices);
@@ -120,6 +132,7 @@ StepResult simulate_step(const ModelSpec& m, const SystemSpec& sys, const Parall
 
     // --- per-layer and end costs -------------------------------------------------------------------------
     const LayerOps L = layer_ops(m, p);
+    const LayerOps LM = moe ? layer_ops(m, p, true) : LayerOps{};
     const LayerOps E = embedding_ops(m, p);
     const LayerOps H = head_ops(m, p);
     std::vector<Op> back_with_recompute = L.recompute;
@@ -133,6 +146,13 @@ StepResult simulate_step(const ModelSpec& m, const SystemSpec& sys, const Parall
     }
     const PassCost layer_f = pass_cost(L.forward, ctx, fsdp_fwd_s);
     const PassCost layer_b = pass_cost(back_with_recompute, ctx, fsdp_bwd_s);
+    PassCost moe_f, moe_b;
+    if (moe) {
+        std::vector<Op> moe_back = LM.recompute;
+        moe_back.insert(moe_back.end(), LM.backward.begin(), LM.backward.end());
+        moe_f = pass_cost(LM.forward, ctx, fsdp_fwd_s);
+        moe_b = pass_cost(moe_back, ctx, fsdp_bwd_s);
+    }
     r.layer_forward = op_timings(L.forward, ctx);
     r.layer_backward = op_timings(back_with_recompute, ctx);
     const PassCost emb_f = pass_cost(E.forward, ctx), emb_b = pass_cost(E.backward, ctx);
@@ -143,11 +163,21 @@ StepResult simulate_step(const ModelSpec& m, const SystemSpec& sys, const Parall
     std::vector<int> layers_in(nchunks);
     for (int i = 0; i < nchunks; ++i) layers_in[i] = chunk_layers(m.layers, nchunks, i);
     auto model_chunk = [&](int s, int c) { return c * P + s; };
-    std::vector<double> stage_params(P, 0);
-    std::vector<int> stage_layers(P, 0);
+    std::vector<int> first_in(nchunks), moe_in(nchunks);
+    for (int i = 0; i < nchunks; ++i) {
+        first_in[i] = chunk_first_layer(m.layers, nchunks, i);
+        moe_in[i] = m.moe_layers_in(first_in[i], layers_in[i]);
+    }
+    std::vector<double> stage_params(P, 0), stage_experts(P, 0);
+    std::vector<int> stage_layers(P, 0), stage_moe(P, 0);
     for (int s = 0; s < P; ++s)
-        for (int c = 0; c < v; ++c) stage_layers[s] += layers_in[model_chunk(s, c)];
-    for (int s = 0; s < P; ++s) stage_params[s] = stage_layers[s] * m.params_per_layer();
+        for (int c = 0; c < v; ++c) {
+            const int mc = model_chunk(s, c);
+            stage_layers[s] += layers_in[mc];
+            stage_moe[s] += moe_in[mc];
+            stage_params[s] += m.layers_params(first_in[mc], layers_in[mc]);
+            stage_experts[s] += m.routed_expert_params_in(first_in[mc], layers_in[mc]);
+        }
     stage_params[0] += m.embedding_params();
     stage_params[P - 1] += m.output_params() + (m.tied_embeddings && P > 1 ? double(m.vocab) * m.hidden : 0);
 
@@ -160,6 +190,9 @@ StepResult simulate_step(const ModelSpec& m, const SystemSpec& sys, const Parall
             in.layers_on_stage = stage_layers[s];
             in.zero_shard = zero_shard;
             in.last_stage = s == P - 1;
+            in.expert_params = stage_experts[s];
+            in.moe_layers = stage_moe[s];
+            in.expert_zero_shard = p.zero >= 1 ? p.edp() : 1;
             in.in_flight_microbatches = in_flight_microbatches(p, s, mbs);
             auto mem = memory_per_device(m, p, chip, in);
             if (mem.total_bytes > worst.total_bytes) worst = mem;
@@ -188,6 +221,9 @@ StepResult simulate_step(const ModelSpec& m, const SystemSpec& sys, const Parall
     const double grad_bytes_dev = stage_params[0] / p.tp * p.grad_reduce_bytes;
     describe("dp", p.dp, dp_ref, p.zero >= 1 ? Collective::reduce_scatter : Collective::all_reduce, grad_bytes_dev);
     if (P > 1) r.networks.push_back({"pp", P, pp_link.name, "p2p"});
+    if (moe && p.ep > 1)
+        describe("ep", p.ep, ctx.ep, Collective::all_to_all,
+                 act_bytes / p.tp * m.moe.top_k);  // one micro-batch's dispatch from one rank
 
     if (!r.feasible && opt.skip_engine_if_infeasible) return r;
 
@@ -208,6 +244,12 @@ StepResult simulate_step(const ModelSpec& m, const SystemSpec& sys, const Parall
     const bool dp_sync = p.dp > 1 && p.zero < 3;
     const bool dcn_sync = p.zero >= 3 && dcnnet.size() > 1;
     const bool bucketed = (dp_sync || dcn_sync) && p.dp_overlap;
+    // Gradients of routed experts are reduced over the expert data-parallel group, the rest over data parallelism.
+    auto expert_sync_s = [&](double expert_params_dev) {
+        if (expert_params_dev <= 0 || p.edp() <= 1) return 0.0;
+        return timer.cost(p.zero >= 1 ? Collective::reduce_scatter : Collective::all_reduce,
+                          expert_params_dev * p.grad_reduce_bytes, edp_ref).time_s;
+    };
     auto grad_sync_s = [&](double params_dev) {
         if (dp_sync) {
             const CollectiveTimer::Traffic sync{p.zero >= 1 ? Collective::reduce_scatter : Collective::all_reduce,
@@ -226,10 +268,11 @@ StepResult simulate_step(const ModelSpec& m, const SystemSpec& sys, const Parall
     };
     for (int s = 0; s < P; ++s) {
         for (int c = 0; c < v; ++c) {
-            const int mc = model_chunk(s, c), nl = layers_in[mc];
-            double f = nl * layer_f.time_s, fe = nl * layer_f.exposed_comm_s;
-            double b = nl * layer_b.time_s, be = nl * layer_b.exposed_comm_s;
-            double chunk_params = nl * m.params_per_layer();
+            const int mc = model_chunk(s, c), nl = layers_in[mc], nm = moe_in[mc], nd = nl - nm;
+            double f = nd * layer_f.time_s + nm * moe_f.time_s, fe = nd * layer_f.exposed_comm_s + nm * moe_f.exposed_comm_s;
+            double b = nd * layer_b.time_s + nm * moe_b.time_s, be = nd * layer_b.exposed_comm_s + nm * moe_b.exposed_comm_s;
+            const double chunk_experts = m.routed_expert_params_in(first_in[mc], nl);
+            double chunk_params = m.layers_params(first_in[mc], nl) - chunk_experts;
             if (mc == 0) f += emb_f.time_s, fe += emb_f.exposed_comm_s, b += emb_b.time_s, be += emb_b.exposed_comm_s,
                          chunk_params += m.embedding_params();
             if (mc == nchunks - 1) f += head_f.time_s, fe += head_f.exposed_comm_s, b += head_b.time_s,
@@ -238,7 +281,8 @@ StepResult simulate_step(const ModelSpec& m, const SystemSpec& sys, const Parall
             cF[idx] = g.add_cost_class(make_class("F s" + std::to_string(s) + " c" + std::to_string(c), f, fe));
             cB[idx] = g.add_cost_class(make_class("B s" + std::to_string(s) + " c" + std::to_string(c), b, be));
             pieces[idx] = bucketed ? std::clamp(nl, 1, 16) : 1;
-            const double sync = grad_sync_s(chunk_params / p.tp);
+            const double sync = grad_sync_s(chunk_params / p.tp) +
+                                expert_sync_s(chunk_experts / (p.ep * p.expert_tp()));
             // A bucket's gradient sync overlaps the next backward piece and slows it (shared SMs / HBM).
             const double slowdown = bucketed ? chip.eff.comm_interference_fraction * std::min(sync, b) / pieces[idx] : 0;
             cBpiece[idx] = g.add_cost_class(make_class("B piece", b / pieces[idx] + slowdown, be / pieces[idx]));
@@ -310,13 +354,15 @@ StepResult simulate_step(const ModelSpec& m, const SystemSpec& sys, const Parall
     std::vector<uint32_t> opt_task(P), tail_task(P);
     for (int s = 0; s < P; ++s) {
         if (dp_sync && !bucketed) {
-            double params_dev = stage_params[s] / p.tp;
-            const uint32_t cls = g.add_cost_class(make_class("grad sync", grad_sync_s(params_dev), 0, kSideComm));
+            double params_dev = (stage_params[s] - stage_experts[s]) / p.tp;
+            const double sync = grad_sync_s(params_dev) + expert_sync_s(stage_experts[s] / (p.ep * p.expert_tp()));
+            const uint32_t cls = g.add_cost_class(make_class("grad sync", sync, 0, kSideComm));
             const uint32_t d = g.add_task(s_dp[s], cls);
             g.add_dependency(last_compute[s], d);
             dp_tasks[s].push_back(d);
         }
-        const double shard = stage_params[s] / p.tp / zero_shard;
+        const double shard = (stage_params[s] - stage_experts[s]) / p.tp / zero_shard +
+                             stage_experts[s] / (p.ep * p.expert_tp()) / (p.zero >= 1 ? p.edp() : 1);
         const double opt_s = optimizer_time_s(shard, p, chip, ctx.kernels);
         const uint32_t co = g.add_cost_class(make_class("optimizer", opt_s, 0, kOptimizer));
         opt_task[s] = g.add_task(s_comp[s], co);
@@ -379,8 +425,10 @@ StepResult simulate_step(const ModelSpec& m, const SystemSpec& sys, const Parall
     r.tokens_per_step = double(p.global_batch) * m.seq_len;
     r.tokens_per_s = r.tokens_per_step / r.step_time_s;
     r.model_flops_per_step = r.tokens_per_step * model_flops_per_token(m);
-    const double per_mb_device = m.layers * (layer_f.flops + layer_b.flops) + emb_f.flops + emb_b.flops +
-                                 head_f.flops + head_b.flops;  // summed over all stages = one pipeline
+    const int moe_total = m.moe_layers_in(0, m.layers);
+    const double per_mb_device = (m.layers - moe_total) * (layer_f.flops + layer_b.flops) +
+                                 moe_total * (moe_f.flops + moe_b.flops) + emb_f.flops + emb_b.flops + head_f.flops +
+                                 head_b.flops;  // summed over all stages = one pipeline
     r.hardware_flops_per_step = per_mb_device * double(mbs) * p.dp * p.tp * p.cp;
     r.peak_flops_per_s = chip.peak_bf16_flops_per_s;
     r.peak_name = chip.name + " dense bf16 peak";

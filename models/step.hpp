@@ -72,8 +72,9 @@ struct StepOptions {
 };
 
 inline constexpr const char* kMfuConvention =
-    "model FLOPs = tokens x (6 x N_matmul + 12 x layers x heads x head_dim x seq_len); N_matmul excludes an untied "
-    "input embedding; attention not halved for causality (PaLM, Chowdhery et al. 2022, app. B)";
+    "model FLOPs = tokens x (6 x N_matmul + 6 x layers x heads x (qk_dim + v_dim) x seq_len) (= 12 L H Q T when "
+    "qk_dim = v_dim); N_matmul counts active parameters (a token's top_k routed experts, not all of them) and "
+    "excludes an untied input embedding; attention not halved for causality (PaLM, Chowdhery et al. 2022, app. B)";
 
 StepResult simulate_step(const ModelSpec& m, const SystemSpec& sys, const ParallelPlan& p, const StepOptions& opt = {});
 

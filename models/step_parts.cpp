@@ -9,6 +9,11 @@ Layout layout_for(const SystemSpec& sys, const ParallelPlan& p) {
     return {{p.tp, p.cp, p.pp, p.dp}, 0, 1, 3, 2};
 }
 
+ExpertLayout expert_layout_for(const SystemSpec& sys, const ParallelPlan& p) {
+    if (sys.is_gpu) return {{p.expert_tp(), p.ep, p.edp(), p.pp}, 0, 1, 2};
+    return {{p.expert_tp(), p.ep, p.pp, p.edp()}, 0, 1, 3};
+}
+
 ChipSpec resolve_efficiency(const SystemSpec& sys, const ParallelPlan& p, bool use_profiles, double override_fraction,
                             std::string& source) {
     ChipSpec chip = sys.chip;
@@ -60,6 +65,18 @@ void check_split(const ModelSpec& m, const SystemSpec& sys, const ParallelPlan& 
              "$.parallel.vpp");
     if (p.precision == Precision::fp8 && !chip.has_fp8()) fail(chip.name + " has no fp8 tensor math", "$.training.precision");
     if (p.pp > 1 && p.zero >= 2) fail("ZeRO-2/3 with pipeline parallelism is not supported (as in Megatron-LM)", "$.parallel.zero");
+    if (!m.moe.enabled() && (p.ep > 1 || p.etp > 1))
+        fail("ep/etp > 1 but the model has no experts", "$.parallel.ep");
+    if (m.moe.enabled()) {
+        if (m.moe.experts % p.ep != 0)
+            fail("EP=" + to_string(p.ep) + " does not divide the " + to_string(m.moe.experts) + " experts", "$.parallel.ep");
+        if ((p.tp * p.cp * p.dp) % (p.expert_tp() * p.ep) != 0)
+            fail("etp x ep = " + to_string(p.expert_tp() * p.ep) + " does not divide tp x cp x dp = " +
+                     to_string(p.tp * p.cp * p.dp) + " (the ranks experts are spread over)",
+                 "$.parallel.ep");
+        if (m.moe.expert_ffn_hidden % p.expert_tp() != 0)
+            fail("expert TP=" + to_string(p.expert_tp()) + " does not divide expert_ffn_hidden", "$.parallel.etp");
+    }
 }
 
 double in_flight_microbatches(const ParallelPlan& p, int s, long long micro_batches) {
@@ -77,8 +94,8 @@ double optimizer_time_s(double shard, const ParallelPlan& p, const ChipSpec& chi
 }
 
 double model_flops_per_token(const ModelSpec& m) {
-    const double n_matmul = m.total_params() - (m.tied_embeddings ? 0 : m.embedding_params());
-    return 6 * n_matmul + 12.0 * m.layers * m.q_width() * double(m.seq_len);
+    const double n_matmul = m.active_params() - (m.tied_embeddings ? 0 : m.embedding_params());
+    return 6 * n_matmul + 6.0 * m.layers * m.heads * double(m.qk_head_dim() + m.v_dim()) * double(m.seq_len);
 }
 
 }  // namespace podsim

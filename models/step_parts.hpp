@@ -2,6 +2,7 @@
 // (fast_step.cpp) share, so that both read the same rules: rank layout, split checks, efficiencies, pipeline
 // partition, activations in flight, optimizer time and the MFU convention.
 #pragma once
+#include <algorithm>
 #include <functional>
 #include <string>
 #include <vector>
@@ -20,6 +21,19 @@ struct Layout {
 // Megatron orders ranks tp, cp, dp, pp (tp fastest); on TPU the pipeline (rare) sits inside the slice and the
 // data-parallel axis is outermost, so that multislice puts only data parallelism on DCN.
 Layout layout_for(const SystemSpec& sys, const ParallelPlan& p);
+
+// The layout of the expert dims of a mixture of experts (Megatron-core): the tp x cp x dp ranks regrouped as
+// etp (fastest) x ep x edp, pipeline as in the dense layout.
+struct ExpertLayout {
+    std::vector<int> sizes;
+    size_t etp, ep, edp;
+};
+ExpertLayout expert_layout_for(const SystemSpec& sys, const ParallelPlan& p);
+
+// Layer index where model chunk `mc` of `nchunks` starts (chunks in order, remainders to the earliest).
+inline int chunk_first_layer(int layers, int nchunks, int mc) {
+    return mc * (layers / nchunks) + std::min(mc, layers % nchunks);
+}
 
 // The chip with the GEMM efficiency the plan runs at: an override (fitting), else a profile for this chip and
 // precision class, else the catalog's stated default. `source` says which.

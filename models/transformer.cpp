@@ -22,14 +22,60 @@ const char* to_string(Activation a) {
     return "?";
 }
 
-double ModelSpec::params_per_layer() const {
-    const double h = hidden, q = q_width(), kv = kv_width(), f = ffn_hidden;
-    double attn = h * (q + 2 * kv) + q * h;
-    double mlp = (gated() ? 3 : 2) * h * f;
-    double norms = (norm == Norm::layernorm ? 2 : 1) * h * (parallel_block ? 1 : 2);
-    double biases = bias ? (q + 2 * kv) + h + (gated() ? 2 : 1) * f + h : 0;
-    return attn + mlp + norms + biases;
+bool ModelSpec::is_moe_layer(int i) const {
+    return moe.enabled() && i >= moe.first_dense_layers && (i - moe.first_dense_layers) % moe.every == moe.every - 1;
 }
+
+int ModelSpec::moe_layers_in(int first, int count) const {
+    int n = 0;
+    for (int i = first; i < first + count; ++i) n += is_moe_layer(i);
+    return n;
+}
+
+double ModelSpec::attention_params() const {
+    const double h = hidden, heads_d = heads;
+    double attn;
+    if (mla.enabled()) {
+        // MLA: queries via a rank-q_lora bottleneck (or directly), keys/values from one rank-kv_lora latent plus a
+        // shared RoPE key; the latents are normalized (DeepSeek-V2, sec. 2.1).
+        const double qk = double(head_dim + mla.rope_head_dim);
+        const double q = mla.q_lora_rank > 0 ? h * mla.q_lora_rank + mla.q_lora_rank * heads_d * qk + mla.q_lora_rank
+                                             : h * heads_d * qk;
+        const double kv = h * (mla.kv_lora_rank + mla.rope_head_dim) + mla.kv_lora_rank * heads_d * (head_dim + mla.v_head_dim) +
+                          mla.kv_lora_rank;
+        attn = q + kv + heads_d * mla.v_head_dim * h;
+    } else {
+        const double q = q_width(), kv = kv_width();
+        attn = h * (q + 2 * kv) + q * h + (bias ? (q + 2 * kv) + h : 0);
+    }
+    const double norms = (norm == Norm::layernorm ? 2 : 1) * h * (parallel_block ? 1 : 2);
+    return attn + norms;
+}
+
+double ModelSpec::expert_params() const {
+    const double h = hidden, f = moe.expert_ffn_hidden;
+    return (gated() ? 3 : 2) * h * f + (bias ? (gated() ? 2 : 1) * f + h : 0);
+}
+
+double ModelSpec::dense_layer_params() const {
+    const double h = hidden, f = ffn_hidden;
+    return attention_params() + (gated() ? 3 : 2) * h * f + (bias ? (gated() ? 2 : 1) * f + h : 0);
+}
+
+double ModelSpec::moe_layer_params() const {
+    return attention_params() + double(hidden) * moe.experts + (moe.experts + moe.shared_experts) * expert_params();
+}
+
+double ModelSpec::routed_expert_params_in(int first, int count) const {
+    return moe_layers_in(first, count) * double(moe.experts) * expert_params();
+}
+
+double ModelSpec::layers_params(int first, int count) const {
+    const int moe_n = moe_layers_in(first, count);
+    return moe_n * moe_layer_params() + (count - moe_n) * dense_layer_params();
+}
+
+double ModelSpec::params_per_layer() const { return layers > 0 ? layers_params(0, layers) / layers : 0; }
 
 double ModelSpec::embedding_params() const {
     return static_cast<double>(vocab) * hidden + (position == Position::learned ? double(seq_len) * hidden : 0);
@@ -40,11 +86,17 @@ double ModelSpec::output_params() const {
     return (tied_embeddings ? 0 : double(vocab) * hidden) + final_norm;
 }
 
-double ModelSpec::total_params() const { return layers * params_per_layer() + embedding_params() + output_params(); }
+double ModelSpec::total_params() const { return layers_params(0, layers) + embedding_params() + output_params(); }
+
+double ModelSpec::active_params() const {
+    const double idle_experts = moe.enabled() ? double(moe.experts - moe.top_k) * expert_params() : 0;
+    return total_params() - moe_layers_in(0, layers) * idle_experts;
+}
 
 ModelSpec model_from_json(const JsonObject& o) {
     o.only_keys({"name", "layers", "hidden", "ffn_hidden", "heads", "kv_heads", "head_dim", "vocab", "seq_len",
-                 "activation", "norm", "position", "parallel_block", "tied_embeddings", "bias", "dropout", "notes"});
+                 "activation", "norm", "position", "parallel_block", "tied_embeddings", "bias", "dropout", "moe", "mla",
+                 "notes"});
     ModelSpec m;
     m.name = o.string("name");
     m.layers = static_cast<int>(o.positive_int("layers"));
@@ -68,6 +120,34 @@ ModelSpec model_from_json(const JsonObject& o) {
     m.tied_embeddings = o.opt_bool("tied_embeddings").value_or(false);
     m.bias = o.opt_bool("bias").value_or(true);
     m.dropout = o.opt_bool("dropout").value_or(true);
+    if (auto e = o.opt_object("moe")) {
+        e->only_keys({"experts", "top_k", "shared_experts", "expert_ffn_hidden", "every", "first_dense_layers",
+                      "capacity_factor", "load_imbalance", "notes"});
+        m.moe.experts = static_cast<int>(e->positive_int("experts"));
+        m.moe.top_k = static_cast<int>(e->positive_int("top_k"));
+        if (m.moe.top_k > m.moe.experts) e->fail("top_k", "expected at most the number of experts");
+        m.moe.shared_experts = static_cast<int>(e->opt_int("shared_experts").value_or(0));
+        if (m.moe.shared_experts < 0) e->fail("shared_experts", "expected a count >= 0");
+        m.moe.expert_ffn_hidden = e->has("expert_ffn_hidden") ? e->positive_int("expert_ffn_hidden") : m.ffn_hidden;
+        m.moe.every = static_cast<int>(e->has("every") ? e->positive_int("every") : 1);
+        m.moe.first_dense_layers = static_cast<int>(e->opt_int("first_dense_layers").value_or(0));
+        if (m.moe.first_dense_layers < 0 || m.moe.first_dense_layers >= m.layers)
+            e->fail("first_dense_layers", "expected 0 .. layers - 1");
+        m.moe.capacity_factor = e->opt_number("capacity_factor").value_or(0);
+        if (m.moe.capacity_factor != 0 && m.moe.capacity_factor < 1)
+            e->fail("capacity_factor", "expected 0 (dropless) or a factor >= 1");
+        m.moe.load_imbalance = e->opt_number("load_imbalance").value_or(1);
+        if (m.moe.load_imbalance < 1) e->fail("load_imbalance", "expected tokens at the busiest rank / mean, >= 1");
+    }
+    if (auto a = o.opt_object("mla")) {
+        a->only_keys({"q_lora_rank", "kv_lora_rank", "rope_head_dim", "v_head_dim", "notes"});
+        m.mla.q_lora_rank = a->opt_int("q_lora_rank").value_or(0);
+        if (m.mla.q_lora_rank < 0) a->fail("q_lora_rank", "expected a rank >= 0 (0: no query compression)");
+        m.mla.kv_lora_rank = a->positive_int("kv_lora_rank");
+        m.mla.rope_head_dim = a->positive_int("rope_head_dim");
+        m.mla.v_head_dim = a->positive_int("v_head_dim");
+        if (m.kv_heads != m.heads) o.fail("kv_heads", "MLA has one latent for all heads: leave kv_heads = heads");
+    }
     return m;
 }
 

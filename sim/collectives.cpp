@@ -73,11 +73,23 @@ CollectiveCost collective_cost(Collective c, double bytes, const GroupNetwork& n
             return ring <= tree ? CollectiveCost{ring, pass.algorithm} : CollectiveCost{tree, "tree"};
         }
         case Collective::all_to_all: {
-            // Pairwise exchange: n-1 steps, each member sends bytes/n to one other, bounded by the slowest level.
-            double slowest = 1e300, lat = 0;
-            for (const auto& l : net.levels) slowest = std::min(slowest, l.bytes_per_s), lat = std::max(lat, l.latency_s);
+            // Each member sends bytes/n to every other member. Level l carries what leaves the members inside it:
+            // a fraction (n - inner x size_l) / n ... summed as the share of destinations beyond the inner levels.
+            // The levels run at once (NVLink and the NICs, ICI and DCN), so the slowest sets the time. On a torus
+            // a message crosses several links: the mean distance over the group's axes, about steps / 4 for
+            // wrapped axes (a quarter of each ring), spreads it over the level's links.
             const double n = net.size();
-            return {(n - 1) * (bytes / n / slowest + lat), "pairwise"};
+            double t = 0, inner = 1, lat = 0;
+            for (const auto& l : net.levels) {
+                const double beyond = (n - inner) / n;   // destinations outside the inner levels
+                const double here = beyond - (n - inner * l.size) / n;  // ... that this level reaches
+                const bool ici = l.name.rfind("ICI", 0) == 0;
+                const double hops = ici ? std::max(1.0, l.steps / 4.0) : 1.0;
+                t = std::max(t, bytes * here * hops / l.bytes_per_s);
+                lat += l.steps * l.latency_s;
+                inner *= l.size;
+            }
+            return {t + lat, "all-to-all"};
         }
         case Collective::send_recv: {
             const auto& l = net.levels.back();
