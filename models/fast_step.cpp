@@ -146,7 +146,8 @@ StepEstimate StepEstimator::estimate(const ParallelPlan& p) {
         if (s == P - 1) params += m_.output_params() + (m_.tied_embeddings && P > 1 ? double(m_.vocab) * m_.hidden : 0);
         return params;
     };
-    for (int s : {0, P - 1}) {
+    // (With MoE layers after dense ones the busiest stage can be any: check them all.)
+    for (int s = 0; s < P; s = (m_.moe.enabled() || s == P - 1) ? s + 1 : P - 1) {
         MemoryInputs in;
         in.layers_on_stage = stage_layers(s);
         in.moe_layers = stage_moe(s);
@@ -168,7 +169,8 @@ StepEstimate StepEstimator::estimate(const ParallelPlan& p) {
     const LayerEntry& le = layer(p, lay);
     double fsdp_fwd_s = 0, fsdp_bwd_s = 0;
     if (p.zero >= 3 && lay.fsdpnet.size() > 1) {
-        const double layer_params_dev = m_.params_per_layer() / p.tp;
+        const double routed = moe_prefix_[m_.layers] * routed_params_per_moe_layer_ / m_.layers;
+        const double layer_params_dev = (m_.params_per_layer() - routed) / p.tp + routed / (double(p.ep) * p.expert_tp());
         fsdp_fwd_s = collective_cost(Collective::all_gather, layer_params_dev * p.param_gather_bytes, lay.fsdpnet).time_s;
         fsdp_bwd_s = fsdp_fwd_s +
                      collective_cost(Collective::reduce_scatter, layer_params_dev * p.grad_reduce_bytes, lay.fsdpnet).time_s;

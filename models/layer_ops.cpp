@@ -180,12 +180,16 @@ LayerOps layer_ops(const ModelSpec& m, const ParallelPlan& p, bool moe) {
         F.push_back(matmul("moe.router", Tn, E, h, false));
         F.push_back(elementwise("moe.route_topk", Tn * E * 4 * 3));  // fp32 softmax / sigmoid + top-k
         F.push_back(elementwise("moe.permute", 2 * Td * k * h * kAct));
-        // The busiest rank receives skew x its mean share: the exchange ends when it does.
-        const double a2a_bytes = Td * k * h * kAct * (load.tokens / (Td * k * etp));
-        auto a2a = [&](const char* name) {
-            if (p.ep > 1) F.push_back(collective(name, CommGroup::ep, CommKind::all_to_all, a2a_bytes, p.ep_overlap));
+        // The busiest rank receives skew x its mean share: the exchange ends when it does. Node-limited routing
+        // sends a token over the network once per destination node (at most nodes_per_token of them; NVLink
+        // forwards it on), so the copies on the wire drop from top_k to that limit.
+        const double copies = m.moe.nodes_per_token > 0 ? std::min<double>(k, m.moe.nodes_per_token) : k;
+        const double a2a_elems = Td * copies * h * (load.tokens / (Td * k * etp));
+        auto a2a = [&](const char* name, double bytes_per_elem) {
+            if (p.ep > 1)
+                F.push_back(collective(name, CommGroup::ep, CommKind::all_to_all, a2a_elems * bytes_per_elem, p.ep_overlap));
         };
-        a2a("ep.dispatch");
+        a2a("ep.dispatch", m.moe.dispatch_bytes);
         if (etp > 1)  // the expert's TP ranks each need every token of the group
             F.push_back(collective("etp.all_gather", CommGroup::etp, CommKind::all_gather, load.tokens * h * kAct, false));
         const double up_e = (m.gated() ? 2 : 1) * fe / etp;
@@ -202,7 +206,7 @@ LayerOps layer_ops(const ModelSpec& m, const ParallelPlan& p, bool moe) {
         F.push_back(down);
         if (etp > 1)
             F.push_back(collective("etp.reduce_scatter", CommGroup::etp, CommKind::reduce_scatter, load.tokens * h * kAct, false));
-        a2a("ep.combine");
+        a2a("ep.combine", kAct);
         F.push_back(elementwise("moe.unpermute", 2 * Td * k * h * kAct + Td * k * 4));
         if (m.moe.shared_experts > 0) {  // always-on experts: a dense MLP of shared x expert_ffn_hidden, TP-split
             const double fs = m.moe.shared_experts * fe / t, up_s = (m.gated() ? 2 : 1) * fs;

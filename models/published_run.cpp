@@ -38,7 +38,8 @@ PublishedRun read_run(const JsonObject& o, const Catalog& cat) {
     m.head_dim = mo.positive_int("head_dim");
     m.seq_len = mo.positive_int("seq_len");
     m.vocab = mo.positive_int("vocab");
-    if (mo.has("moe")) mo.fail("moe", "mixture-of-experts runs are not modelled yet");
+    if (auto e = mo.opt_object("moe")) read_moe(*e, m);
+    if (auto a = mo.opt_object("mla")) read_mla(*a, mo, m);
     r.published_params_b = mo.positive("params_b");
     if (has(arch, "swiglu") || llama) m.activation = Activation::swiglu;
     else if (has(arch, "squared-relu") || has(arch, "squared relu")) m.activation = Activation::squared_relu;
@@ -49,7 +50,7 @@ PublishedRun read_run(const JsonObject& o, const Catalog& cat) {
     m.tied_embeddings = has(arch, "tied") || has(arch, "shared in/out") || (has(arch, "gpt") && !llama);
     m.bias = megatron_2021 || (has(arch, "gpt") && !xla);
     if (has(arch, "no biases")) m.bias = false;
-    m.norm = llama ? Norm::rmsnorm : Norm::layernorm;
+    m.norm = llama || has(arch, "rmsnorm") ? Norm::rmsnorm : Norm::layernorm;
     m.position = has(arch, "learned pos") || has(arch, "gpt-3") || has(arch, "gpt-2") ? Position::learned
                                                                                         : Position::rope;
     // Megatron-LM's GPT examples train with dropout 0.1; NeMo's performance configs, Llama, PaLM and MaxText use 0.
@@ -76,6 +77,7 @@ PublishedRun read_run(const JsonObject& o, const Catalog& cat) {
     if (chip->kind == ChipKind::gpu) {
         const std::string node_text = hw.opt_string("node").value_or("");
         std::string node = chip->id.find("h100") != std::string::npos ? "dgx-h100" : "dgx-a100";
+        if (chip->id.find("h800") != std::string::npos) node = "h800-cluster";
         if (has(node_text, "a3")) node = "a3-megagpu-8g";
         const NodeSpec* n = cat.find_node(node);
         if (count % n->gpus_per_node != 0) hw.fail("count", "expected whole nodes of " + std::to_string(n->gpus_per_node));
@@ -99,6 +101,12 @@ PublishedRun read_run(const JsonObject& o, const Catalog& cat) {
     p.vpp = static_cast<int>(par.has("vpp") ? par.positive_int("vpp") : 1);
     p.schedule = p.vpp > 1 ? Schedule::interleaved : Schedule::one_f_one_b;
     p.zero = static_cast<int>(par.has("zero") ? par.integer("zero") : 0);
+    p.ep = static_cast<int>(par.has("ep") ? par.positive_int("ep") : 1);
+    if (par.has("etp")) p.etp = static_cast<int>(par.positive_int("etp"));
+    // DualPipe (DeepSeek-V3) overlaps the expert all-to-alls of one micro-batch with another's compute.
+    p.ep_overlap = has(framework, "dualpipe") || has(framework, "a2a overlap");
+    if (m.moe.enabled())
+        r.assumptions.push_back(std::string("expert all-to-all ") + (p.ep_overlap ? "overlapped" : "blocking"));
     if (par.has("sp")) p.sp = par.boolean("sp") && tp > 1;
     else {
         p.sp = tp > 1 && xla;  // XLA shards the activations over the tensor axis between layers
@@ -142,6 +150,11 @@ PublishedRun read_run(const JsonObject& o, const Catalog& cat) {
     if (p.global_batch % (static_cast<long long>(p.dp) * ga) != 0)
         bat.fail("global_batch_seqs", "not divisible by dp x grad_accum");
     p.micro_batch = p.global_batch / (p.dp * ga);
+    // With pipelining a local batch is cut into micro-batches: the published micro-batch size, when it divides.
+    if (p.pp > 1 && bat.has("micro_batch")) {
+        const long long mb = bat.positive_int("micro_batch");
+        if (p.global_batch % (mb * p.dp) == 0) p.micro_batch = mb;
+    }
     r.published_step_time_s = o.positive("step_time_s");
     return r;
 }

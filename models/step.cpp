@@ -138,7 +138,11 @@ StepResult simulate_step(const ModelSpec& m, const SystemSpec& sys, const Parall
     std::vector<Op> back_with_recompute = L.recompute;
     back_with_recompute.insert(back_with_recompute.end(), L.backward.begin(), L.backward.end());
     double fsdp_fwd_s = 0, fsdp_bwd_s = 0;
-    const double layer_params_dev = m.params_per_layer() / p.tp;
+    // FSDP gathers a layer's shards: the dense part over the TP rank's group, the local experts' (1 / (ep x etp) of
+    // the routed experts) over the expert data-parallel group; the mean over the layers.
+    const double layer_params_dev =
+        (m.params_per_layer() - m.routed_expert_params_in(0, m.layers) / m.layers) / p.tp +
+        m.routed_expert_params_in(0, m.layers) / m.layers / (p.ep * p.expert_tp());
     if (p.zero >= 3 && fsdpnet.size() > 1) {
         fsdp_fwd_s = timer.cost(Collective::all_gather, layer_params_dev * p.param_gather_bytes, ctx.fsdp).time_s;
         fsdp_bwd_s = fsdp_fwd_s +
@@ -152,9 +156,12 @@ StepResult simulate_step(const ModelSpec& m, const SystemSpec& sys, const Parall
         moe_back.insert(moe_back.end(), LM.backward.begin(), LM.backward.end());
         moe_f = pass_cost(LM.forward, ctx, fsdp_fwd_s);
         moe_b = pass_cost(moe_back, ctx, fsdp_bwd_s);
+        r.layer_forward = op_timings(LM.forward, ctx);  // the reports show an MoE layer, the common one
+        r.layer_backward = op_timings(moe_back, ctx);
+    } else {
+        r.layer_forward = op_timings(L.forward, ctx);
+        r.layer_backward = op_timings(back_with_recompute, ctx);
     }
-    r.layer_forward = op_timings(L.forward, ctx);
-    r.layer_backward = op_timings(back_with_recompute, ctx);
     const PassCost emb_f = pass_cost(E.forward, ctx), emb_b = pass_cost(E.backward, ctx);
     const PassCost head_f = pass_cost(H.forward, ctx), head_b = pass_cost(H.backward, ctx);
 

@@ -64,7 +64,10 @@ void check_split(const ModelSpec& m, const SystemSpec& sys, const ParallelPlan& 
                  to_string(p.pp) + ")",
              "$.parallel.vpp");
     if (p.precision == Precision::fp8 && !chip.has_fp8()) fail(chip.name + " has no fp8 tensor math", "$.training.precision");
-    if (p.pp > 1 && p.zero >= 2) fail("ZeRO-2/3 with pipeline parallelism is not supported (as in Megatron-LM)", "$.parallel.zero");
+    // Megatron-LM has no ZeRO-2/3 with pipelining; PyTorch FSDP2 pipelines FSDP-sharded stages (ZeRO-3), so podsim
+    // accepts that combination (the planner's search keeps to Megatron's).
+    if (p.pp > 1 && p.zero == 2) fail("ZeRO-2 with pipeline parallelism is not supported (gradients are needed whole "
+                                      "for every micro-batch)", "$.parallel.zero");
     if (!m.moe.enabled() && (p.ep > 1 || p.etp > 1))
         fail("ep/etp > 1 but the model has no experts", "$.parallel.ep");
     if (m.moe.enabled()) {

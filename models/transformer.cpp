@@ -93,6 +93,42 @@ double ModelSpec::active_params() const {
     return total_params() - moe_layers_in(0, layers) * idle_experts;
 }
 
+void read_moe(const JsonObject& e_, ModelSpec& m) {
+    const JsonObject* e = &e_;
+    e->only_keys({"experts", "top_k", "shared_experts", "expert_ffn_hidden", "every", "first_dense_layers",
+                      "capacity_factor", "load_imbalance", "nodes_per_token", "dispatch_bytes", "notes"});
+    m.moe.experts = static_cast<int>(e->positive_int("experts"));
+    m.moe.top_k = static_cast<int>(e->positive_int("top_k"));
+    if (m.moe.top_k > m.moe.experts) e->fail("top_k", "expected at most the number of experts");
+    m.moe.shared_experts = static_cast<int>(e->opt_int("shared_experts").value_or(0));
+    if (m.moe.shared_experts < 0) e->fail("shared_experts", "expected a count >= 0");
+    m.moe.expert_ffn_hidden = e->has("expert_ffn_hidden") ? e->positive_int("expert_ffn_hidden") : m.ffn_hidden;
+    m.moe.every = static_cast<int>(e->has("every") ? e->positive_int("every") : 1);
+    m.moe.first_dense_layers = static_cast<int>(e->opt_int("first_dense_layers").value_or(0));
+    if (m.moe.first_dense_layers < 0 || m.moe.first_dense_layers >= m.layers)
+        e->fail("first_dense_layers", "expected 0 .. layers - 1");
+    m.moe.capacity_factor = e->opt_number("capacity_factor").value_or(0);
+    if (m.moe.capacity_factor != 0 && m.moe.capacity_factor < 1)
+        e->fail("capacity_factor", "expected 0 (dropless) or a factor >= 1");
+    m.moe.load_imbalance = e->opt_number("load_imbalance").value_or(1);
+    if (m.moe.load_imbalance < 1) e->fail("load_imbalance", "expected tokens at the busiest rank / mean, >= 1");
+    m.moe.nodes_per_token = static_cast<int>(e->opt_int("nodes_per_token").value_or(0));
+    if (m.moe.nodes_per_token < 0) e->fail("nodes_per_token", "expected a node count >= 1, or 0 for no limit");
+    m.moe.dispatch_bytes = e->opt_number("dispatch_bytes").value_or(2);
+    if (m.moe.dispatch_bytes != 1 && m.moe.dispatch_bytes != 2) e->fail("dispatch_bytes", "expected 1 (fp8) or 2 (bf16)");
+}
+
+void read_mla(const JsonObject& a_, const JsonObject& o, ModelSpec& m) {
+    const JsonObject* a = &a_;
+    a->only_keys({"q_lora_rank", "kv_lora_rank", "rope_head_dim", "v_head_dim", "notes"});
+    m.mla.q_lora_rank = a->opt_int("q_lora_rank").value_or(0);
+    if (m.mla.q_lora_rank < 0) a->fail("q_lora_rank", "expected a rank >= 0 (0: no query compression)");
+    m.mla.kv_lora_rank = a->positive_int("kv_lora_rank");
+    m.mla.rope_head_dim = a->positive_int("rope_head_dim");
+    m.mla.v_head_dim = a->positive_int("v_head_dim");
+    if (m.kv_heads != m.heads) o.fail("kv_heads", "MLA has one latent for all heads: leave kv_heads = heads");
+}
+
 ModelSpec model_from_json(const JsonObject& o) {
     o.only_keys({"name", "layers", "hidden", "ffn_hidden", "heads", "kv_heads", "head_dim", "vocab", "seq_len",
                  "activation", "norm", "position", "parallel_block", "tied_embeddings", "bias", "dropout", "moe", "mla",
@@ -120,34 +156,8 @@ ModelSpec model_from_json(const JsonObject& o) {
     m.tied_embeddings = o.opt_bool("tied_embeddings").value_or(false);
     m.bias = o.opt_bool("bias").value_or(true);
     m.dropout = o.opt_bool("dropout").value_or(true);
-    if (auto e = o.opt_object("moe")) {
-        e->only_keys({"experts", "top_k", "shared_experts", "expert_ffn_hidden", "every", "first_dense_layers",
-                      "capacity_factor", "load_imbalance", "notes"});
-        m.moe.experts = static_cast<int>(e->positive_int("experts"));
-        m.moe.top_k = static_cast<int>(e->positive_int("top_k"));
-        if (m.moe.top_k > m.moe.experts) e->fail("top_k", "expected at most the number of experts");
-        m.moe.shared_experts = static_cast<int>(e->opt_int("shared_experts").value_or(0));
-        if (m.moe.shared_experts < 0) e->fail("shared_experts", "expected a count >= 0");
-        m.moe.expert_ffn_hidden = e->has("expert_ffn_hidden") ? e->positive_int("expert_ffn_hidden") : m.ffn_hidden;
-        m.moe.every = static_cast<int>(e->has("every") ? e->positive_int("every") : 1);
-        m.moe.first_dense_layers = static_cast<int>(e->opt_int("first_dense_layers").value_or(0));
-        if (m.moe.first_dense_layers < 0 || m.moe.first_dense_layers >= m.layers)
-            e->fail("first_dense_layers", "expected 0 .. layers - 1");
-        m.moe.capacity_factor = e->opt_number("capacity_factor").value_or(0);
-        if (m.moe.capacity_factor != 0 && m.moe.capacity_factor < 1)
-            e->fail("capacity_factor", "expected 0 (dropless) or a factor >= 1");
-        m.moe.load_imbalance = e->opt_number("load_imbalance").value_or(1);
-        if (m.moe.load_imbalance < 1) e->fail("load_imbalance", "expected tokens at the busiest rank / mean, >= 1");
-    }
-    if (auto a = o.opt_object("mla")) {
-        a->only_keys({"q_lora_rank", "kv_lora_rank", "rope_head_dim", "v_head_dim", "notes"});
-        m.mla.q_lora_rank = a->opt_int("q_lora_rank").value_or(0);
-        if (m.mla.q_lora_rank < 0) a->fail("q_lora_rank", "expected a rank >= 0 (0: no query compression)");
-        m.mla.kv_lora_rank = a->positive_int("kv_lora_rank");
-        m.mla.rope_head_dim = a->positive_int("rope_head_dim");
-        m.mla.v_head_dim = a->positive_int("v_head_dim");
-        if (m.kv_heads != m.heads) o.fail("kv_heads", "MLA has one latent for all heads: leave kv_heads = heads");
-    }
+    if (auto e = o.opt_object("moe")) read_moe(*e, m);
+    if (auto a = o.opt_object("mla")) read_mla(*a, o, m);
     return m;
 }
 

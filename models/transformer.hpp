@@ -20,6 +20,9 @@ struct MoeSpec {
     int first_dense_layers = 0;      // DeepSeek-V3: the first 3 layers are dense
     double capacity_factor = 0;      // 0: dropless; > 0: an expert takes at most cf x its mean share, the rest drop
     double load_imbalance = 1;       // routing skew: tokens at the busiest expert rank / the mean (>= 1)
+    int nodes_per_token = 0;         // node-limited routing (DeepSeek-V3: 4): a token crosses the network to at most
+                                     // this many nodes, then NVLink forwards it to its experts; 0: no limit
+    double dispatch_bytes = 2;       // bytes per element sent in the dispatch (DeepSeek-V3: 1, FP8); combine: 2
     bool enabled() const { return experts > 0; }
 };
 
@@ -75,6 +78,9 @@ struct ModelSpec {
 };
 
 ModelSpec model_from_json(const JsonObject& o);
+// The "moe" and "mla" objects of a model (scenario or published run); `model` is where kv_heads lives.
+void read_moe(const JsonObject& moe, ModelSpec& m);
+void read_mla(const JsonObject& mla, const JsonObject& model, ModelSpec& m);
 Activation activation_from_string(const std::string& s);
 const char* to_string(Activation a);
 
