@@ -24,8 +24,9 @@ const char* to_string(Objective o) {
 std::string describe_plan(const ParallelPlan& p) {
     std::string s = fmt::format("tp {} pp {}", p.tp, p.pp);
     if (p.vpp > 1) s += fmt::format(" (vpp {})", p.vpp);
-    s += fmt::format(" dp {} cp {}{} mb {} zero {} rc {} {}", p.dp, p.cp, p.sp ? " sp" : "", p.micro_batch, p.zero,
-                     to_string(p.recompute), to_string(p.precision));
+    s += fmt::format(" dp {} cp {}{}", p.dp, p.cp, p.sp ? " sp" : "");
+    if (p.ep > 1 || p.etp > 0) s += fmt::format(" ep {} etp {}", p.ep, p.expert_tp());
+    s += fmt::format(" mb {} zero {} rc {} {}", p.micro_batch, p.zero, to_string(p.recompute), to_string(p.precision));
     return s;
 }
 
@@ -34,6 +35,7 @@ std::string short_plan(const ParallelPlan& p) {
     if (p.vpp > 1) s += fmt::format("x{}", p.vpp);
     s += fmt::format(" dp{}", p.dp);
     if (p.cp > 1) s += fmt::format(" cp{}", p.cp);
+    if (p.ep > 1) s += fmt::format(" ep{}", p.ep) + (p.expert_tp() > 1 ? fmt::format(" etp{}", p.expert_tp()) : "");
     return s + fmt::format("{} mb{} z{} rc:{} {}", p.sp ? " sp" : "", p.micro_batch, p.zero, to_string(p.recompute),
                            to_string(p.precision));
 }

@@ -24,6 +24,7 @@ std::string megatron_flags(const ModelSpec& m, const ParallelPlan& p) {
     std::string f = fmt::format("--tensor-model-parallel-size {} --pipeline-model-parallel-size {}", p.tp, p.pp);
     if (p.vpp > 1) f += fmt::format(" --num-layers-per-virtual-pipeline-stage {}", m.layers / (p.pp * p.vpp));
     if (p.cp > 1) f += fmt::format(" --context-parallel-size {}", p.cp);
+    if (p.ep > 1) f += fmt::format(" --expert-model-parallel-size {} --expert-tensor-parallel-size {}", p.ep, p.expert_tp());
     if (p.sp) f += " --sequence-parallel";
     if (p.zero == 1) f += " --use-distributed-optimizer";
     if (p.zero >= 2) f += " --use-torch-fsdp2";  // Megatron-core's FSDP path for ZeRO-2/3-style sharding
@@ -52,6 +53,7 @@ std::string maxtext_flags(const SystemSpec& sys, const ParallelPlan& p) {
                                 p.zero >= 3 ? "ici_fsdp_parallelism" : "ici_data_parallelism", ici_dp, p.tp);
     if (p.cp > 1) f += fmt::format(" ici_context_parallelism={}", p.cp);
     if (p.pp > 1) f += fmt::format(" ici_pipeline_parallelism={}", p.pp);
+    if (p.ep > 1) f += fmt::format(" ici_expert_parallelism={}", p.ep);
     f += fmt::format(" per_device_batch_size={:g}", double(p.global_batch) / sys.chips);
     if (p.recompute == Recompute::full) f += " remat_policy=full";
     else if (p.recompute == Recompute::minimal) f += " remat_policy=minimal";

@@ -61,14 +61,14 @@ std::string search_text(const Scenario& s, const SearchResult& r, int top) {
         o += "\n  NO FEASIBLE PLAN: every plan was dropped (reasons above)\n";
         return o;
     }
-    o += fmt::format("\n  {:>3} {:<22} {:<60} {:>9} {:>6} {:>7} {:>7} {:>7} {:>8} {:>7} {:>10}\n", "#", "system", "plan",
+    o += fmt::format("\n  {:>3} {:<22} {:<66} {:>9} {:>6} {:>7} {:>7} {:>7} {:>8} {:>7} {:>10}\n", "#", "system", "plan",
                      "step s", "MFU%", "comp%", "comm%", "bubble%", "mem GiB", "days", "$ total");
     const int n = std::min<int>(top, static_cast<int>(r.ranked.size()));
     for (int i = 0; i < n; ++i) {
         const RankedPlan& p = r.ranked[i];
         const auto& b = p.step.breakdown;
         const double t = p.step.step_time_s;
-        o += fmt::format("  {:>3} {:<22} {:<60} {:>9.3f} {:>6.1f} {:>7.1f} {:>7.1f} {:>7.1f} {:>8.1f} {:>7} {:>10}\n", i + 1,
+        o += fmt::format("  {:>3} {:<22} {:<66} {:>9.3f} {:>6.1f} {:>7.1f} {:>7.1f} {:>7.1f} {:>8.1f} {:>7} {:>10}\n", i + 1,
                          p.system.label, describe_plan(p.plan), t, 100 * p.step.mfu, 100 * b.compute_s / t,
                          100 * b.exposed_comm_s / t, 100 * b.bubble_s / t, p.step.memory.total_bytes / kGiB,
                          days_cell(p, r.price), dollars_cell(p, r.price));
@@ -109,7 +109,8 @@ nlohmann::json ranked_plan_json(const RankedPlan& p, PriceOption price) {
     j["system"] = p.system.label;
     j["chips"] = p.system.chips;
     j["plan"] = {{"dp", pl.dp}, {"tp", pl.tp}, {"pp", pl.pp}, {"vpp", pl.vpp}, {"cp", pl.cp}, {"sp", pl.sp},
-                 {"zero", pl.zero}, {"micro_batch", pl.micro_batch}, {"schedule", to_string(pl.schedule)},
+                 {"zero", pl.zero}, {"ep", pl.ep}, {"etp", pl.expert_tp()}, {"micro_batch", pl.micro_batch},
+                 {"schedule", to_string(pl.schedule)},
                  {"recompute", to_string(pl.recompute)}, {"precision", to_string(pl.precision)}};
     const auto& b = p.step.breakdown;
     j["step_time_s"] = p.step.step_time_s;
