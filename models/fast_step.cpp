@@ -96,6 +96,13 @@ const StepEstimator::LayerEntry& StepEstimator::layer(const ParallelPlan& p, Lay
         mback.insert(mback.end(), LM.backward.begin(), LM.backward.end());
         e.moe_fwd = pass_sums(LM.forward, ctx);
         e.moe_bwd = pass_sums(mback, ctx);
+        e.moe_flops_mean = e.moe_fwd.flops + e.moe_bwd.flops;
+        if (m_.moe.load_imbalance > 1) {
+            ModelSpec even = m_;
+            even.moe.load_imbalance = 1;
+            const LayerOps LE = layer_ops(even, p, true);
+            e.moe_flops_mean = total_flops(LE.forward) + total_flops(LE.recompute) + total_flops(LE.backward);
+        }
     }
     e.act_bytes = double(p.micro_batch) * m_.seq_len / p.cp * m_.hidden * 2;
     e.layer_act_bytes = layer_activation_bytes(m_, p);
@@ -351,7 +358,7 @@ StepEstimate StepEstimator::estimate(const ParallelPlan& p) {
     const double tokens = double(p.global_batch) * m_.seq_len;
     r.tokens_per_s = tokens / step_s;
     const int moe_total = moe_prefix_[m_.layers];
-    const double per_mb_device = (m_.layers - moe_total) * (lf.flops + lb.flops) + moe_total * (mf.flops + mb.flops) +
+    const double per_mb_device = (m_.layers - moe_total) * (lf.flops + lb.flops) + moe_total * le.moe_flops_mean +
                                  ef.flops + eb.flops + hf.flops + hb.flops;
     const double denom = double(sys_.chips) * chip.peak_bf16_flops_per_s * step_s;
     r.mfu = tokens * flops_per_token_ / denom;

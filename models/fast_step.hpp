@@ -47,6 +47,7 @@ private:
     struct LayerEntry {
         PassSums fwd, bwd, emb_f, emb_b, head_f, head_b;
         PassSums moe_fwd, moe_bwd;   // an MoE layer (mixture-of-experts models)
+        double moe_flops_mean = 0;   // its executed FLOPs on the mean expert rank (no skew)
         double act_bytes = 0;        // one micro-batch's activation (p2p message before the TP split)
         double layer_act_bytes = 0;  // memory: saved activations per layer and micro-batch
     };

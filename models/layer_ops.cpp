@@ -87,7 +87,6 @@ LayerOps layer_ops(const ModelSpec& m, const ParallelPlan& p, bool moe) {
     const double kv_heads = std::max(1.0, m.kv_heads / t);  // fewer KV heads than TP ranks: replicated
     const double qd = double(m.qk_head_dim()), vd = double(m.v_dim());  // = head_dim unless MLA
     const double q = heads * qd, kvk = kv_heads * qd, kvv = kv_heads * vd, o_in = heads * vd;
-    const double kv = (kvk + kvv) / 2;  // per K or V, for the formulas below that treat them alike
     (void)hd;
     const bool fp8 = p.precision == Precision::fp8;
     const double act_bytes_per_token_h = Tn * h * kAct;
@@ -180,14 +179,15 @@ LayerOps layer_ops(const ModelSpec& m, const ParallelPlan& p, bool moe) {
         F.push_back(matmul("moe.router", Tn, E, h, false));
         F.push_back(elementwise("moe.route_topk", Tn * E * 4 * 3));  // fp32 softmax / sigmoid + top-k
         F.push_back(elementwise("moe.permute", 2 * Td * k * h * kAct));
-        // The busiest rank receives skew x its mean share: the exchange ends when it does. Node-limited routing
-        // sends a token over the network once per destination node (at most nodes_per_token of them; NVLink
-        // forwards it on), so the copies on the wire drop from top_k to that limit.
-        const double copies = m.moe.nodes_per_token > 0 ? std::min<double>(k, m.moe.nodes_per_token) : k;
-        const double a2a_elems = Td * copies * h * (load.tokens / (Td * k * etp));
+        // The busiest rank receives skew x its mean share: the exchange ends when it does. With node-limited
+        // routing or a node-deduplicating dispatcher the network carries one copy per destination node (op_cost).
+        const double a2a_elems = Td * k * h * (load.tokens / (Td * k * etp));
+        const bool dedup = p.ep_node_dedup || m.moe.nodes_per_token > 0;
         auto a2a = [&](const char* name, double bytes_per_elem) {
-            if (p.ep > 1)
-                F.push_back(collective(name, CommGroup::ep, CommKind::all_to_all, a2a_elems * bytes_per_elem, p.ep_overlap));
+            if (p.ep <= 1) return;
+            Op o = collective(name, CommGroup::ep, CommKind::all_to_all, a2a_elems * bytes_per_elem, p.ep_overlap);
+            if (dedup) o.a2a_copies = k, o.a2a_node_limit = m.moe.nodes_per_token;
+            F.push_back(o);
         };
         a2a("ep.dispatch", m.moe.dispatch_bytes);
         if (etp > 1)  // the expert's TP ranks each need every token of the group

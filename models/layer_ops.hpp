@@ -25,6 +25,11 @@ struct Op {
     CommKind comm = CommKind::all_reduce;
     double comm_bytes = 0;  // full buffer size as collective_cost expects
     bool overlappable = false;  // may hide under compute of the same pass (FSDP prefetch, CP ring, TP overlap)
+    // Expert all-to-all sent once per destination node and forwarded over NVLink (DeepEP, DeepSeek-V3's kernels):
+    // each token's `a2a_copies` copies cross the network only to the distinct nodes they go to, at most
+    // `a2a_node_limit` of them (node-limited routing; 0 = no limit). a2a_copies = 0: a plain all-to-all.
+    double a2a_copies = 0;
+    int a2a_node_limit = 0;
     int kernels = 1;
 };
 

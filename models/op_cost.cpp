@@ -29,6 +29,22 @@ Collective to_collective(CommKind k) {
     return Collective::all_reduce;
 }
 
+// An expert all-to-all over NVLink inside nodes and NICs across them, sent once per destination node: a token's k
+// copies land on uniformly random ranks of m nodes, so (m - 1)(1 - (1 - 1/m)^k) distinct remote nodes on average
+// (at most the routing's node limit, less the token's own node); each gets one copy over the NIC, and NVLink
+// delivers every copy to its GPU. The two levels run at once.
+double dedup_a2a_s(const Op& o, const GroupNetwork& net) {
+    const NetLevel& nv = net.levels[0];
+    const NetLevel& nic = net.levels[1];
+    const double m = nic.size, k = o.a2a_copies;
+    double remote = (m - 1) * (1 - std::pow(1 - 1 / m, k));
+    if (o.a2a_node_limit > 0) remote = std::min(remote, double(o.a2a_node_limit));
+    const double per_copy = o.comm_bytes / k;
+    const double nic_s = per_copy * remote / nic.bytes_per_s + nic.latency_s * remote;
+    const double nvlink_s = o.comm_bytes * (1 - 1 / double(nv.size * m)) / nv.bytes_per_s + nv.latency_s * (nv.size - 1);
+    return std::max(nic_s, nvlink_s);
+}
+
 }  // namespace
 
 std::optional<double> profiled_time_s(const Op& o, const calib::KernelProfile& k) {
@@ -77,6 +93,10 @@ double op_time_s(const Op& o, const CostContext& c) {
                 const int n = g.sizes.at(g.which);
                 if (n <= 1) return 0;
                 return c.timer->cost(Collective::all_gather, o.comm_bytes * n / (n - 1), g).time_s;
+            }
+            if (o.comm == CommKind::all_to_all && o.a2a_copies > 0) {
+                const GroupNetwork& net = c.timer->network(g);
+                if (net.levels.size() == 2 && net.levels[0].name == "NVLink") return dedup_a2a_s(o, net);
             }
             return c.timer->cost(to_collective(o.comm), o.comm_bytes, g).time_s;
         }

@@ -34,7 +34,7 @@ const char* to_string(TpOverlap t) {
 
 ParallelPlan plan_from_json(const JsonObject& par, const JsonObject& batch, const JsonObject& tr) {
     par.only_keys({"dp", "tp", "pp", "vpp", "cp", "sp", "zero", "schedule", "tp_comm_overlap", "dp_overlap",
-                   "param_gather_overlap", "ep", "etp", "ep_overlap", "cp_algorithm"});
+                   "param_gather_overlap", "ep", "etp", "ep_overlap", "ep_node_dedup", "cp_algorithm"});
     batch.only_keys({"global_batch_seqs", "micro_batch"});
     tr.only_keys({"precision", "recompute", "attention", "grad_reduce_bytes", "param_gather_bytes", "token_budget",
                   "optimizer", "compute_weight_copy"});
@@ -47,6 +47,7 @@ ParallelPlan plan_from_json(const JsonObject& par, const JsonObject& batch, cons
     p.ep = static_cast<int>(par.has("ep") ? par.positive_int("ep") : 1);
     p.etp = static_cast<int>(par.has("etp") ? par.positive_int("etp") : 0);
     p.ep_overlap = par.opt_bool("ep_overlap").value_or(false);
+    p.ep_node_dedup = par.opt_bool("ep_node_dedup").value_or(false);
     if (par.has("cp_algorithm"))
         p.cp_algorithm = par.one_of("cp_algorithm", {"ring", "all_gather"}) == "ring" ? ParallelPlan::CpAlgorithm::ring
                                                                                     : ParallelPlan::CpAlgorithm::all_gather;

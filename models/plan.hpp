@@ -44,6 +44,7 @@ struct ParallelPlan {
     TpOverlap tp_comm_overlap = TpOverlap::none;
     bool ep_overlap = false;            // expert all-to-alls hidden under another micro-batch's compute (DualPipe,
                                         // Megatron-core's a2a overlap); false: they block
+    bool ep_node_dedup = false;         // the dispatcher sends a token to each node once (DeepEP); see Op::a2a_copies
     enum class CpAlgorithm { ring, all_gather } cp_algorithm = CpAlgorithm::ring;  // ring attention or KV all-gather
     bool dp_overlap = true;             // gradient reduction bucketed under the last backward (torch DDP, Megatron-core)
     bool param_gather_overlap = true;   // ZeRO-1/2 parameter all-gather hidden under the next forward

@@ -105,8 +105,12 @@ PublishedRun read_run(const JsonObject& o, const Catalog& cat) {
     if (par.has("etp")) p.etp = static_cast<int>(par.positive_int("etp"));
     // DualPipe (DeepSeek-V3) overlaps the expert all-to-alls of one micro-batch with another's compute.
     p.ep_overlap = has(framework, "dualpipe") || has(framework, "a2a overlap");
+    // DeepEP (and DeepSeek's own kernels before it) send a token to each destination node once over RDMA and forward
+    // it over NVLink.
+    p.ep_node_dedup = has(framework, "deepep") || has(framework, "dualpipe");
     if (m.moe.enabled())
-        r.assumptions.push_back(std::string("expert all-to-all ") + (p.ep_overlap ? "overlapped" : "blocking"));
+        r.assumptions.push_back(std::string("expert all-to-all ") + (p.ep_overlap ? "overlapped" : "blocking") +
+                                (p.ep_node_dedup ? ", one copy per destination node" : ""));
     if (par.has("sp")) p.sp = par.boolean("sp") && tp > 1;
     else {
         p.sp = tp > 1 && xla;  // XLA shards the activations over the tensor axis between layers

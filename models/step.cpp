@@ -433,9 +433,16 @@ StepResult simulate_step(const ModelSpec& m, const SystemSpec& sys, const Parall
     r.tokens_per_s = r.tokens_per_step / r.step_time_s;
     r.model_flops_per_step = r.tokens_per_step * model_flops_per_token(m);
     const int moe_total = m.moe_layers_in(0, m.layers);
-    const double per_mb_device = (m.layers - moe_total) * (layer_f.flops + layer_b.flops) +
-                                 moe_total * (moe_f.flops + moe_b.flops) + emb_f.flops + emb_b.flops + head_f.flops +
-                                 head_b.flops;  // summed over all stages = one pipeline
+    // Executed FLOPs count the mean expert rank: the busiest one's skew is time, not extra work.
+    double moe_flops = moe_f.flops + moe_b.flops;
+    if (moe && m.moe.load_imbalance > 1) {
+        ModelSpec even = m;
+        even.moe.load_imbalance = 1;
+        const LayerOps LE = layer_ops(even, p, true);
+        moe_flops = total_flops(LE.forward) + total_flops(LE.recompute) + total_flops(LE.backward);
+    }
+    const double per_mb_device = (m.layers - moe_total) * (layer_f.flops + layer_b.flops) + moe_total * moe_flops +
+                                 emb_f.flops + emb_b.flops + head_f.flops + head_b.flops;  // one pipeline
     r.hardware_flops_per_step = per_mb_device * double(mbs) * p.dp * p.tp * p.cp;
     r.peak_flops_per_s = chip.peak_bf16_flops_per_s;
     r.peak_name = chip.name + " dense bf16 peak";

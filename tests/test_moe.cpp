@@ -85,6 +85,27 @@ TEST_CASE("routing skew slows the step; a capacity factor caps it and drops toke
     CHECK(load.dropped_fraction > 0);
 }
 
+TEST_CASE("a node-deduplicating dispatcher sends one copy per destination node over the network") {
+    Scenario s = load("deepseek-v3-671b-2048xh800.json");
+    s.model.moe.nodes_per_token = 0;  // DeepEP without DeepSeek's routing limit
+    s.plan.ep_overlap = false;
+    auto a2a_s = [&](bool dedup) {
+        ParallelPlan p = s.plan;
+        p.ep_node_dedup = dedup;
+        const StepResult r = simulate_step(s.model, s.system, p);
+        for (const auto& o : r.layer_forward)
+            if (o.name == "ep.combine") return o.time_s;
+        return 0.0;
+    };
+    const double plain = a2a_s(false), dedup = a2a_s(true);
+    REQUIRE(plain > 0);
+    // Top-8 over the 8 nodes of EP64: 7 of 8 copies remote without dedup; 7 (1 - (7/8)^8) = 4.59 distinct remote
+    // nodes with it. The NIC is the bottleneck in both.
+    CHECK(dedup / plain == approx(4.59 / 7).epsilon(0.05));
+    s.model.moe.nodes_per_token = 4;  // DeepSeek-V3's limit
+    CHECK(a2a_s(true) < dedup);
+}
+
 TEST_CASE("expert parallelism shards the experts' weights and states; more EP, less memory") {
     Scenario s = load("mixtral-8x22b-32xa3-mega.json");
     s.plan.ep = 2;
@@ -158,8 +179,8 @@ TEST_CASE("MoE published runs: DeepSeek-V3's reported GPU-hours and NeMo AutoMod
                        << " s (" << 100 * err << "%)");
         sum += std::fabs(err);
         worst = std::max(worst, std::fabs(err));
-        if (run.id == "deepseek-v3-report-2048xh800") CHECK(std::fabs(err) < 0.15);
+        if (run.id == "deepseek-v3-report-2048xh800") CHECK(std::fabs(err) < 0.10);
     }
-    CHECK(sum / runs.size() < 0.35);
-    CHECK(worst < 0.6);
+    CHECK(sum / runs.size() < 0.15);
+    CHECK(worst < 0.30);
 }
