@@ -448,6 +448,7 @@ StepResult simulate_step(const ModelSpec& m, const SystemSpec& sys, const Parall
     r.peak_name = chip.name + " dense bf16 peak";
     const double denom = double(sys.chips) * r.peak_flops_per_s * r.step_time_s;
     r.mfu = r.model_flops_per_step / denom;
+    r.mfu_causal = r.tokens_per_step * model_flops_per_token(m, true) / denom;
     r.hfu = r.hardware_flops_per_step / denom;
     return r;
 }

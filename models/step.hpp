@@ -48,6 +48,7 @@ struct StepResult {
     double model_flops_per_step = 0;  // convention in mfu_convention
     double hardware_flops_per_step = 0;
     double mfu = 0, hfu = 0;
+    double mfu_causal = 0;            // the same with causal attention counted once (Megatron-LM / MaxText)
     std::string peak_name;            // the peak MFU is measured against
     double peak_flops_per_s = 0;
     MemoryBreakdown memory;

@@ -96,9 +96,10 @@ double optimizer_time_s(double shard, const ParallelPlan& p, const ChipSpec& chi
     return bytes / (chip.hbm_bytes_per_s * chip.eff.memory_bw_fraction) + 10 * chip.eff.kernel_overhead_s;
 }
 
-double model_flops_per_token(const ModelSpec& m) {
+double model_flops_per_token(const ModelSpec& m, bool causal_halved) {
     const double n_matmul = m.active_params() - (m.tied_embeddings ? 0 : m.embedding_params());
-    return 6 * n_matmul + 6.0 * m.layers * m.heads * double(m.qk_head_dim() + m.v_dim()) * double(m.seq_len);
+    const double attention = 6.0 * m.layers * m.heads * double(m.qk_head_dim() + m.v_dim()) * double(m.seq_len);
+    return 6 * n_matmul + (causal_halved ? 0.5 : 1.0) * attention;
 }
 
 }  // namespace podsim

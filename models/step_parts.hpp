@@ -58,7 +58,8 @@ double in_flight_microbatches(const ParallelPlan& p, int stage, long long micro_
 double optimizer_time_s(double shard_params, const ParallelPlan& p, const ChipSpec& chip,
                         const calib::KernelProfile* kernels);
 
-// Model FLOPs per token under the stated convention (kMfuConvention in step.hpp).
-double model_flops_per_token(const ModelSpec& m);
+// Model FLOPs per token under the stated convention (kMfuConvention in step.hpp); `causal_halved`: attention
+// counted for the causal half only (Megatron-LM's and MaxText's convention), which matters at long context.
+double model_flops_per_token(const ModelSpec& m, bool causal_halved = false);
 
 }  // namespace podsim

@@ -43,7 +43,8 @@ std::string plan_text(const Scenario& s, const StepResult& r, const CostReport& 
     line("  pipeline bubble", pct(b.bubble_s));
     line("  optimizer", pct(b.optimizer_s));
     line("tokens/s", fmt::format("{:.0f}  ({:.0f} per chip)", r.tokens_per_s, r.tokens_per_s / s.system.chips));
-    line("MFU", fmt::format("{:.1f}%  (vs {}, {:.0f} TFLOP/s)", 100 * r.mfu, r.peak_name, r.peak_flops_per_s / 1e12));
+    line("MFU", fmt::format("{:.1f}%  (vs {}, {:.0f} TFLOP/s); {:.1f}% with causal attention halved", 100 * r.mfu,
+                            r.peak_name, r.peak_flops_per_s / 1e12, 100 * r.mfu_causal));
     line("HFU", fmt::format("{:.1f}%  (executed FLOPs incl. recomputation)", 100 * r.hfu));
     for (const auto& n : r.networks)
         line("network " + n.group, fmt::format("{} ranks over {} ({})", n.size, n.path, n.algorithm));
@@ -121,6 +122,7 @@ Json plan_json(const Scenario& s, const StepResult& r, const CostReport& c) {
                         {"pipeline_bubble", r.breakdown.bubble_s}, {"optimizer", r.breakdown.optimizer_s}};
     j["tokens_per_s"] = r.tokens_per_s;
     j["mfu"] = r.mfu;
+    j["mfu_causal_halved"] = r.mfu_causal;
     j["hfu"] = r.hfu;
     j["peak"] = {{"name", r.peak_name}, {"flops_per_s", r.peak_flops_per_s}};
     j["mfu_convention"] = kMfuConvention;

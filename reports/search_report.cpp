@@ -121,6 +121,7 @@ nlohmann::json ranked_plan_json(const RankedPlan& p, PriceOption price) {
                         {"optimizer", b.optimizer_s}};
     j["tokens_per_s"] = p.step.tokens_per_s;
     j["mfu"] = p.step.mfu;
+    j["mfu_causal_halved"] = p.step.mfu_causal;
     j["hfu"] = p.step.hfu;
     j["memory_bytes"] = p.step.memory.total_bytes;
     j["hbm_bytes"] = p.step.memory.hbm_bytes;

@@ -136,6 +136,12 @@ TEST_CASE("context parallelism: activations per device shrink with CP; KV all-ga
     REQUIRE(gathered.feasible);
     CHECK(gathered.breakdown.exposed_comm_s > ring.breakdown.exposed_comm_s);
     CHECK(gathered.memory.transient_bytes > ring.memory.transient_bytes);
+    // At 128K the attention FLOPs dominate: counting the causal half only lowers MFU a lot; at 2K it hardly moves.
+    CHECK(ring.mfu_causal < 0.75 * ring.mfu);
+    const Scenario gpt = load("gpt3-175b-128xa3-mega.json");
+    const StepResult short_ctx = simulate_step(gpt.model, gpt.system, gpt.plan);
+    CHECK(short_ctx.mfu_causal > 0.9 * short_ctx.mfu);
+    CHECK(short_ctx.mfu_causal < short_ctx.mfu);
 }
 
 TEST_CASE("the closed form agrees with the engine on MoE plans, and the search explores EP and CP") {
