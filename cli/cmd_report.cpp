@@ -14,8 +14,6 @@
 
 namespace podsim {
 
-PriceOption parse_price_option(const std::string& cmd, const std::string& v);
-
 int cmd_report(const Args& args) {
     const CommonFlags f =
         parse_flags(args, "report", {"--objective", "--price", "--top", "--scales"}, {"--trace", "--no-profiles", "--no-progress"});
@@ -23,11 +21,7 @@ int cmd_report(const Args& args) {
     if (f.out.empty()) throw UsageError("report: --out DIR is required (the report is several files)");
     if (f.format != "text") throw UsageError("report: --format does not apply (it writes Markdown, HTML and SVG)");
     ReportOptions o;
-    const std::string obj = f.value("--objective", "time");
-    if (obj == "time") o.objective = Objective::time;
-    else if (obj == "cost") o.objective = Objective::cost;
-    else if (obj == "mfu") o.objective = Objective::mfu;
-    else throw UsageError("report: --objective expects time, cost or mfu, got \"" + obj + "\"");
+    o.objective = parse_objective("report", f.value("--objective", "time"));
     o.price = parse_price_option("report", f.value("--price", "on-demand"));
     o.top = static_cast<int>(number_flag(f, "report", "--top", 8, 1));
     o.scales = number_list_flag(f, "report", "--scales", o.scales, 1e-6);

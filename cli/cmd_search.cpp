@@ -13,21 +13,9 @@
 
 namespace podsim {
 
-PriceOption parse_price_option(const std::string& cmd, const std::string& v) {
-    if (v == "on-demand") return PriceOption::on_demand;
-    if (v == "spot") return PriceOption::spot;
-    if (v == "1y") return PriceOption::commit_1y;
-    if (v == "3y") return PriceOption::commit_3y;
-    throw UsageError(cmd + ": --price expects on-demand, spot, 1y or 3y, got \"" + v + "\"");
-}
-
 SearchOptions search_options(const CommonFlags& f, const std::string& cmd) {
     SearchOptions o;
-    const std::string obj = f.value("--objective", "time");
-    if (obj == "time") o.objective = Objective::time;
-    else if (obj == "cost") o.objective = Objective::cost;
-    else if (obj == "mfu") o.objective = Objective::mfu;
-    else throw UsageError(cmd + ": --objective expects time, cost or mfu, got \"" + obj + "\"");
+    o.objective = parse_objective(cmd, f.value("--objective", "time"));
     o.top = static_cast<int>(number_flag(f, cmd, "--top", 10, 1));
     o.refine = static_cast<int>(number_flag(f, cmd, "--refine", 0, 0));
     o.confirm = std::max(o.top, static_cast<int>(number_flag(f, cmd, "--confirm", 40, 1)));

@@ -7,6 +7,9 @@
 #include <string>
 #include <vector>
 
+#include "hardware/price.hpp"
+#include "reports/planner.hpp"
+
 namespace podsim {
 
 using Args = std::vector<std::string>;
@@ -42,6 +45,9 @@ double number_flag(const CommonFlags& f, const std::string& cmd, const std::stri
 // "a,b,c" -> numbers, each >= `min`.
 std::vector<double> number_list_flag(const CommonFlags& f, const std::string& cmd, const std::string& name,
                                      std::vector<double> otherwise, double min);
+// "--price" and "--objective" values; UsageError naming the command otherwise.
+PriceOption parse_price_option(const std::string& cmd, const std::string& v);
+Objective parse_objective(const std::string& cmd, const std::string& v);
 inline bool use_simgrid(const CommonFlags& f) { return f.network == "simgrid"; }
 // Writes all of `text` to `out` (or stdout when empty); a file is written whole or not at all.
 void emit(const std::string& text, const std::string& out);

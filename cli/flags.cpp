@@ -77,6 +77,16 @@ std::vector<double> number_list_flag(const CommonFlags& f, const std::string& cm
     return out;
 }
 
+PriceOption parse_price_option(const std::string& cmd, const std::string& v) {
+    if (auto p = price_option_from_string(v)) return *p;
+    throw UsageError(cmd + ": --price expects on-demand, spot, 1y or 3y, got \"" + v + "\"");
+}
+
+Objective parse_objective(const std::string& cmd, const std::string& v) {
+    if (auto o = objective_from_string(v)) return *o;
+    throw UsageError(cmd + ": --objective expects time, cost or mfu, got \"" + v + "\"");
+}
+
 void emit(const std::string& text, const std::string& out) {
     if (out.empty()) {
         std::cout << text;

@@ -12,6 +12,14 @@ const char* to_string(PriceOption p) {
     return "?";
 }
 
+std::optional<PriceOption> price_option_from_string(const std::string& s) {
+    if (s == "on-demand") return PriceOption::on_demand;
+    if (s == "spot") return PriceOption::spot;
+    if (s == "1y") return PriceOption::commit_1y;
+    if (s == "3y") return PriceOption::commit_3y;
+    return std::nullopt;
+}
+
 std::optional<double> PriceEntry::usd(PriceOption p) const {
     switch (p) {
         case PriceOption::on_demand: return on_demand_usd;

@@ -13,6 +13,9 @@ const char* to_string(PriceOption p);
 inline constexpr PriceOption kAllPriceOptions[] = {PriceOption::on_demand, PriceOption::spot, PriceOption::commit_1y,
                                                    PriceOption::commit_3y};
 
+// "on-demand", "spot", "1y", "3y" (the names scenarios, sweeps and the CLI use); nullopt for anything else.
+std::optional<PriceOption> price_option_from_string(const std::string& s);
+
 struct PriceEntry {
     std::string sku;     // chip id (TPU, per chip-hour) or node id (GPU VM, per VM-hour)
     std::string unit;    // "chip_hour" or "vm_hour"

@@ -176,8 +176,7 @@ StepEstimate StepEstimator::estimate(const ParallelPlan& p) {
     const LayerEntry& le = layer(p, lay);
     double fsdp_fwd_s = 0, fsdp_bwd_s = 0;
     if (p.zero >= 3 && lay.fsdpnet.size() > 1) {
-        const double routed = moe_prefix_[m_.layers] * routed_params_per_moe_layer_ / m_.layers;
-        const double layer_params_dev = (m_.params_per_layer() - routed) / p.tp + routed / (double(p.ep) * p.expert_tp());
+        const double layer_params_dev = fsdp_layer_params_per_device(m_, p);
         fsdp_fwd_s = collective_cost(Collective::all_gather, layer_params_dev * p.param_gather_bytes, lay.fsdpnet).time_s;
         fsdp_bwd_s = fsdp_fwd_s +
                      collective_cost(Collective::reduce_scatter, layer_params_dev * p.grad_reduce_bytes, lay.fsdpnet).time_s;

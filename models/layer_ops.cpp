@@ -82,12 +82,11 @@ LayerOps layer_ops(const ModelSpec& m, const ParallelPlan& p, bool moe) {
     const double t = p.tp, b = p.micro_batch, s = m.seq_len;
     const double T = b * s / p.cp;                 // tokens this device computes
     const double Tn = p.sp ? T / t : T;            // tokens of norms/dropouts (sequence parallel shards them)
-    const double h = m.hidden, hd = m.head_dim, f = m.ffn_hidden / t;
+    const double h = m.hidden, f = m.ffn_hidden / t;
     const double heads = m.heads / t;
     const double kv_heads = std::max(1.0, m.kv_heads / t);  // fewer KV heads than TP ranks: replicated
     const double qd = double(m.qk_head_dim()), vd = double(m.v_dim());  // = head_dim unless MLA
     const double q = heads * qd, kvk = kv_heads * qd, kvv = kv_heads * vd, o_in = heads * vd;
-    (void)hd;
     const bool fp8 = p.precision == Precision::fp8;
     const double act_bytes_per_token_h = Tn * h * kAct;
     const double mask = m.dropout ? 1 : 0;  // dropout mask bytes per element

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "models/layer_ops.hpp"
+#include "models/step_parts.hpp"
 
 namespace podsim {
 
@@ -47,8 +48,7 @@ MemoryBreakdown memory_per_device(const ModelSpec& m, const ParallelPlan& p, con
     const double params = dense + experts;
     const double z = in.zero_shard, ez = in.expert_zero_shard;
     auto sharded = [&](bool on) { return on ? dense / z + experts / ez : params; };
-    const double routed = m.routed_expert_params_in(0, m.layers) / m.layers;
-    const double layer_params = (m.params_per_layer() - routed) / p.tp + routed / (p.ep * p.expert_tp());
+    const double layer_params = fsdp_layer_params_per_device(m, p);
     // A 16-bit compute copy of the weights, unless the framework keeps only the fp32 master and casts on use
     // (XLA/MaxText: weights gathered in fp32); FSDP holds a shard plus two gathered layers (prefetch).
     const double copy = p.compute_weight_copy ? 2 : 0;

@@ -138,11 +138,8 @@ StepResult simulate_step(const ModelSpec& m, const SystemSpec& sys, const Parall
     std::vector<Op> back_with_recompute = L.recompute;
     back_with_recompute.insert(back_with_recompute.end(), L.backward.begin(), L.backward.end());
     double fsdp_fwd_s = 0, fsdp_bwd_s = 0;
-    // FSDP gathers a layer's shards: the dense part over the TP rank's group, the local experts' (1 / (ep x etp) of
-    // the routed experts) over the expert data-parallel group; the mean over the layers.
-    const double layer_params_dev =
-        (m.params_per_layer() - m.routed_expert_params_in(0, m.layers) / m.layers) / p.tp +
-        m.routed_expert_params_in(0, m.layers) / m.layers / (p.ep * p.expert_tp());
+    // FSDP gathers a layer's shards (the dense part's and the local experts'), the mean over the layers.
+    const double layer_params_dev = fsdp_layer_params_per_device(m, p);
     if (p.zero >= 3 && fsdpnet.size() > 1) {
         fsdp_fwd_s = timer.cost(Collective::all_gather, layer_params_dev * p.param_gather_bytes, ctx.fsdp).time_s;
         fsdp_bwd_s = fsdp_fwd_s +

@@ -96,6 +96,11 @@ double optimizer_time_s(double shard, const ParallelPlan& p, const ChipSpec& chi
     return bytes / (chip.hbm_bytes_per_s * chip.eff.memory_bw_fraction) + 10 * chip.eff.kernel_overhead_s;
 }
 
+double fsdp_layer_params_per_device(const ModelSpec& m, const ParallelPlan& p) {
+    const double routed = m.routed_expert_params_in(0, m.layers) / m.layers;
+    return (m.params_per_layer() - routed) / p.tp + routed / (double(p.ep) * p.expert_tp());
+}
+
 double model_flops_per_token(const ModelSpec& m, bool causal_halved) {
     const double n_matmul = m.active_params() - (m.tied_embeddings ? 0 : m.embedding_params());
     const double attention = 6.0 * m.layers * m.heads * double(m.qk_head_dim() + m.v_dim()) * double(m.seq_len);

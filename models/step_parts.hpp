@@ -58,6 +58,10 @@ double in_flight_microbatches(const ParallelPlan& p, int stage, long long micro_
 double optimizer_time_s(double shard_params, const ParallelPlan& p, const ChipSpec& chip,
                         const calib::KernelProfile* kernels);
 
+// The parameters of a mean layer one device gathers under FSDP: the dense part split by TP, the routed experts'
+// by ep x expert TP.
+double fsdp_layer_params_per_device(const ModelSpec& m, const ParallelPlan& p);
+
 // Model FLOPs per token under the stated convention (kMfuConvention in step.hpp); `causal_halved`: attention
 // counted for the causal half only (Megatron-LM's and MaxText's convention), which matters at long context.
 double model_flops_per_token(const ModelSpec& m, bool causal_halved = false);

@@ -2,6 +2,12 @@
 
 namespace podsim {
 
+const OptionCost* find_option(const CostReport& c, PriceOption p) {
+    for (const auto& oc : c.options)
+        if (oc.option == p) return &oc;
+    return nullptr;
+}
+
 std::optional<double> system_usd_per_hour(const Catalog& cat, const SystemSpec& sys, const std::string& region,
                                           PriceOption option) {
     const PriceEntry* p = cat.price_for(sys.is_gpu ? sys.node.id : sys.chip.id, region);

@@ -31,6 +31,9 @@ struct CostReport {
     std::string reliability_file;
 };
 
+// The entry of one purchase option in a cost report; nullptr when the report has none (no price).
+const OptionCost* find_option(const CostReport& c, PriceOption p);
+
 // The hourly price of a whole system under one purchase option (TPU per chip-hour x chips, GPU per VM-hour x
 // nodes); nullopt when the catalog has none (on-premise systems, options a SKU is not sold under).
 std::optional<double> system_usd_per_hour(const Catalog& cat, const SystemSpec& sys, const std::string& region,

@@ -21,6 +21,13 @@ const char* to_string(Objective o) {
     return "?";
 }
 
+std::optional<Objective> objective_from_string(const std::string& s) {
+    if (s == "time") return Objective::time;
+    if (s == "cost") return Objective::cost;
+    if (s == "mfu") return Objective::mfu;
+    return std::nullopt;
+}
+
 std::string describe_plan(const ParallelPlan& p) {
     std::string s = fmt::format("tp {} pp {}", p.tp, p.pp);
     if (p.vpp > 1) s += fmt::format(" (vpp {})", p.vpp);
@@ -195,9 +202,8 @@ SearchResult search_plans(const Scenario& s, const Catalog& cat, const Reliabili
 
     // --- Pareto front (time to train vs dollars, failures included) and cost advice -----------------------------
     auto option_cost = [&](const RankedPlan& rp) -> const OptionCost* {
-        for (const auto& oc : rp.cost.options)
-            if (oc.option == o.price && oc.usd_total_with_failures) return &oc;
-        return nullptr;
+        const OptionCost* oc = find_option(rp.cost, o.price);
+        return oc && oc->usd_total_with_failures ? oc : nullptr;
     };
     if (s.token_budget <= 0) {
         res.advice_note = "the scenario gives no training.token_budget, so there is no time to train or total cost";

@@ -20,6 +20,7 @@ namespace podsim {
 
 enum class Objective { time, cost, mfu };
 const char* to_string(Objective o);
+std::optional<Objective> objective_from_string(const std::string& s);  // "time", "cost", "mfu"
 
 struct SearchOptions {
     Objective objective = Objective::time;

@@ -23,12 +23,6 @@ const std::vector<svg::Category> kTimelineParts = {
 
 std::vector<double> parts(const StepBreakdown& b) { return {b.compute_s, b.exposed_comm_s, b.bubble_s, b.optimizer_s}; }
 
-const OptionCost* option(const CostReport& c, PriceOption p) {
-    for (const auto& oc : c.options)
-        if (oc.option == p) return &oc;
-    return nullptr;
-}
-
 // The stages that stand for the device classes of a pipeline: the first (embedding), a middle one, the last (head).
 std::vector<int> device_classes(int stages) {
     std::vector<int> s = {0};
@@ -162,7 +156,7 @@ std::map<std::string, std::string> report_charts(const Report& r) {
         std::vector<svg::Point> pts;
         for (size_t i = 0; i < r.scaling.ranked.size(); ++i) {
             const auto& rp = r.scaling.ranked[i];
-            const OptionCost* oc = option(rp.cost, r.options.price);
+            const OptionCost* oc = find_option(rp.cost, r.options.price);
             if (!oc || !oc->usd_total_with_failures || oc->effective_time_s <= 0) continue;
             const bool front = std::find(r.scaling.pareto.begin(), r.scaling.pareto.end(), i) != r.scaling.pareto.end();
             pts.push_back({oc->effective_time_s / 86400, *oc->usd_total_with_failures / 1e6,
@@ -235,7 +229,7 @@ std::vector<Section> sections(const Report& r) {
         if (!s.description.empty()) m += s.description + "\n\n";
         std::vector<std::vector<std::string>> rows;
         auto row = [&](const std::string& name, const ParallelPlan& p, const StepResult& x, const CostReport& c) {
-            const OptionCost* oc = option(c, r.options.price);
+            const OptionCost* oc = find_option(c, r.options.price);
             rows.push_back({name, describe_plan(p), fmt::format("{:.3f} s", x.step_time_s), fmt::format("{:.1f}%", 100 * x.mfu),
                             c.time_to_train_s > 0 ? duration(c.goodput.effective_time_s) : "-",
                             oc && oc->usd_total_with_failures ? money(*oc->usd_total_with_failures) : "-",
@@ -305,7 +299,7 @@ std::vector<Section> sections(const Report& r) {
         std::vector<std::vector<std::string>> rows;
         for (int i = 0; i < std::min<int>(r.options.top, static_cast<int>(sr.ranked.size())); ++i) {
             const auto& p = sr.ranked[i];
-            const OptionCost* oc = option(p.cost, r.options.price);
+            const OptionCost* oc = find_option(p.cost, r.options.price);
             rows.push_back({std::to_string(i + 1), describe_plan(p.plan), fmt::format("{:.3f}", p.step.step_time_s),
                             fmt::format("{:.1f}%", 100 * p.step.mfu),
                             pct(p.step.breakdown.exposed_comm_s, p.step.step_time_s),
@@ -322,7 +316,7 @@ std::vector<Section> sections(const Report& r) {
         std::vector<std::vector<std::string>> rows;
         for (size_t i : sc.pareto) {
             const auto& p = sc.ranked[i];
-            const OptionCost* oc = option(p.cost, r.options.price);
+            const OptionCost* oc = find_option(p.cost, r.options.price);
             rows.push_back({p.system.label, describe_plan(p.plan), fmt::format("{:.1f}", oc->effective_time_s / 86400),
                             money(*oc->usd_total_with_failures), fmt::format("{:.1f}%", 100 * p.step.mfu)});
         }

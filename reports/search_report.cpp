@@ -10,11 +10,7 @@ namespace {
 
 constexpr double kGiB = 1024.0 * 1024 * 1024;
 
-const OptionCost* chosen(const RankedPlan& p, PriceOption price) {
-    for (const auto& oc : p.cost.options)
-        if (oc.option == price) return &oc;
-    return nullptr;
-}
+const OptionCost* chosen(const RankedPlan& p, PriceOption price) { return find_option(p.cost, price); }
 
 std::string dollars_cell(const RankedPlan& p, PriceOption price) {
     const OptionCost* oc = chosen(p, price);

@@ -15,10 +15,7 @@ namespace {
 const char* kAxes[] = {"system", "chip_scale", "model", "global_batch_seqs", "token_budget", "price_option", "region"};
 
 PriceOption price_option(const std::string& v, const std::string& file, const std::string& path) {
-    if (v == "on-demand") return PriceOption::on_demand;
-    if (v == "spot") return PriceOption::spot;
-    if (v == "1y") return PriceOption::commit_1y;
-    if (v == "3y") return PriceOption::commit_3y;
+    if (auto p = price_option_from_string(v)) return *p;
     throw InputError(file, path, "expected \"on-demand\", \"spot\", \"1y\" or \"3y\", got \"" + v + "\"");
 }
 
@@ -40,11 +37,9 @@ Sweep load_sweep(const std::string& file, const Catalog& cat) {
     Sweep sw;
     sw.file = file;
     sw.name = o.string("name");
-    const std::string obj = o.opt_string("objective").value_or("time");
-    if (obj == "time") sw.objective = Objective::time;
-    else if (obj == "cost") sw.objective = Objective::cost;
-    else if (obj == "mfu") sw.objective = Objective::mfu;
-    else o.fail("objective", "expected \"time\", \"cost\" or \"mfu\"");
+    const auto obj = objective_from_string(o.opt_string("objective").value_or("time"));
+    if (!obj) o.fail("objective", "expected \"time\", \"cost\" or \"mfu\"");
+    sw.objective = *obj;
     const std::string base_file = (std::filesystem::path(file).parent_path() / o.string("scenario")).string();
     const Json base = load_json_file(base_file);
     scenario_from_json(base, base_file, cat);  // the base itself must be valid, errors naming its own file
@@ -173,9 +168,7 @@ std::vector<std::string> cells(const SweepRow& r) {
     c.push_back(fmt::format("{:.4f}", b.step.mfu));
     c.push_back(fmt::format("{:.0f}", b.step.tokens_per_s));
     c.push_back(fmt::format("{:.2f}", b.step.memory.total_bytes / (1024.0 * 1024 * 1024)));
-    const OptionCost* oc = nullptr;
-    for (const auto& x : b.cost.options)
-        if (x.option == r.point->price) oc = &x;
+    const OptionCost* oc = find_option(b.cost, r.point->price);
     c.push_back(b.cost.time_to_train_s > 0 ? fmt::format("{:.2f}", b.cost.time_to_train_s / 86400) : "");
     c.push_back(oc && oc->effective_time_s > 0 ? fmt::format("{:.2f}", oc->effective_time_s / 86400) : "");
     c.push_back(oc && oc->usd_total_with_failures ? fmt::format("{:.0f}", *oc->usd_total_with_failures) : "");
