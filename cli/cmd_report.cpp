@@ -1,7 +1,4 @@
 // podsim report: the Markdown + self-contained HTML report of a scenario, optionally with a Perfetto trace.
-#include <unistd.h>
-
-#include <cstdio>
 #include <filesystem>
 #include <iostream>
 
@@ -26,22 +23,11 @@ int cmd_report(const Args& args) {
     o.top = static_cast<int>(number_flag(f, "report", "--top", 8, 1));
     o.scales = number_list_flag(f, "report", "--scales", o.scales, 1e-6);
     o.use_profiles = !f.switches.count("--no-profiles");
-    if (!f.switches.count("--no-progress") && isatty(STDERR_FILENO))
-        o.progress = [](size_t done, size_t total) {
-            std::fprintf(stderr, "\r  searching: %zu / %zu plans", done, total);
-            if (done >= total) std::fprintf(stderr, "\n");
-        };
+    o.progress = progress_bar(f);
 
     const Catalog cat = Catalog::load(default_catalog_dir());
     const Scenario s = load_scenario(f.positional[0], cat);
-    Report r;
-    try {
-        r = build_report(s, cat, load_reliability(default_catalog_dir()), o);
-    } catch (const InputError&) {
-        throw;
-    } catch (const std::runtime_error& e) {
-        throw UsageError(std::string("report: ") + e.what());
-    }
+    const Report r = as_usage_error("report", [&] { return build_report(s, cat, load_reliability(default_catalog_dir()), o); });
     const auto charts = report_charts(r);
     // Everything is rendered before anything is written; then the files go into DIR whole (emit: temp + rename).
     const std::string md = report_markdown(r, charts), html = report_html(r, charts);

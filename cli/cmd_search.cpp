@@ -1,7 +1,4 @@
 // podsim search: rank every plan of a scenario's model on its system (and what-if sizes of it).
-#include <unistd.h>
-
-#include <cstdio>
 #include <iostream>
 
 #include "cli/commands.hpp"
@@ -24,16 +21,7 @@ SearchOptions search_options(const CommonFlags& f, const std::string& cmd) {
     if (!f.value("--deadline-days").empty()) o.deadline_days = number_flag(f, cmd, "--deadline-days", 0, 1e-9);
     if (!f.value("--budget-usd").empty()) o.budget_usd = number_flag(f, cmd, "--budget-usd", 0, 0);
     o.use_profiles = !f.switches.count("--no-profiles");
-    // A progress bar when stderr is a terminal (long searches: several sizes, big chip counts).
-    if (!f.switches.count("--no-progress") && isatty(STDERR_FILENO))
-        o.progress = [](size_t done, size_t total) {
-            const int width = 40, filled = total ? static_cast<int>(width * done / total) : width;
-            std::fprintf(stderr, "\r  [%s%s] %3d%%  %zu / %zu plans", std::string(filled, '#').c_str(),
-                         std::string(width - filled, '.').c_str(), total ? static_cast<int>(100 * done / total) : 100,
-                         done, total);
-            if (done >= total) std::fprintf(stderr, "\n");
-            std::fflush(stderr);
-        };
+    o.progress = progress_bar(f);
     return o;
 }
 
@@ -46,14 +34,8 @@ int cmd_search(const Args& args) {
     const SearchOptions o = search_options(f, "search");
     const Catalog cat = Catalog::load(default_catalog_dir());
     const Scenario s = load_scenario(f.positional[0], cat);
-    SearchResult r;
-    try {
-        r = search_plans(s, cat, load_reliability(default_catalog_dir()), o);
-    } catch (const InputError&) {
-        throw;
-    } catch (const std::runtime_error& e) {  // a search that cannot be run as asked (no price for --objective cost)
-        throw UsageError(std::string("search: ") + e.what());
-    }
+    const SearchResult r =
+        as_usage_error("search", [&] { return search_plans(s, cat, load_reliability(default_catalog_dir()), o); });
     const std::string out = f.format == "json" ? search_json(s, r, o.top).dump(2) + "\n" : search_text(s, r, o.top);
     if (r.ranked.empty()) {
         std::cout << out;

@@ -1,5 +1,6 @@
 // The podsim subcommands. Each returns the process exit code; errors are thrown and reported once in main.
 #pragma once
+#include <functional>
 #include <initializer_list>
 #include <map>
 #include <set>
@@ -7,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "hardware/input_error.hpp"
 #include "hardware/price.hpp"
 #include "reports/planner.hpp"
 
@@ -48,6 +50,8 @@ std::vector<double> number_list_flag(const CommonFlags& f, const std::string& cm
 // "--price" and "--objective" values; UsageError naming the command otherwise.
 PriceOption parse_price_option(const std::string& cmd, const std::string& v);
 Objective parse_objective(const std::string& cmd, const std::string& v);
+// A progress bar on stderr for long searches, when stderr is a terminal and --no-progress is not given; else none.
+std::function<void(size_t, size_t)> progress_bar(const CommonFlags& f);
 inline bool use_simgrid(const CommonFlags& f) { return f.network == "simgrid"; }
 // Writes all of `text` to `out` (or stdout when empty); a file is written whole or not at all.
 void emit(const std::string& text, const std::string& out);
@@ -56,5 +60,18 @@ class UsageError : public std::runtime_error {
 public:
     using std::runtime_error::runtime_error;
 };
+
+// Runs `f`; a runtime error that is not bad input (a search that cannot be run as asked, e.g. --objective cost
+// without prices) becomes a usage error naming the command. Bad input stays bad input.
+template <class F>
+auto as_usage_error(const std::string& cmd, F&& f) -> decltype(f()) {
+    try {
+        return f();
+    } catch (const InputError&) {
+        throw;
+    } catch (const std::runtime_error& e) {
+        throw UsageError(cmd + ": " + e.what());
+    }
+}
 
 }  // namespace podsim

@@ -1,3 +1,5 @@
+#include <unistd.h>
+
 #include <cstdio>
 
 #include <fmt/format.h>
@@ -85,6 +87,18 @@ PriceOption parse_price_option(const std::string& cmd, const std::string& v) {
 Objective parse_objective(const std::string& cmd, const std::string& v) {
     if (auto o = objective_from_string(v)) return *o;
     throw UsageError(cmd + ": --objective expects time, cost or mfu, got \"" + v + "\"");
+}
+
+std::function<void(size_t, size_t)> progress_bar(const CommonFlags& f) {
+    if (f.switches.count("--no-progress") || !isatty(STDERR_FILENO)) return {};
+    return [](size_t done, size_t total) {
+        const int width = 40, filled = total ? static_cast<int>(width * done / total) : width;
+        std::fprintf(stderr, "\r  [%s%s] %3d%%  %zu / %zu plans", std::string(filled, '#').c_str(),
+                     std::string(width - filled, '.').c_str(), total ? static_cast<int>(100 * done / total) : 100,
+                     done, total);
+        if (done >= total) std::fprintf(stderr, "\n");
+        std::fflush(stderr);
+    };
 }
 
 void emit(const std::string& text, const std::string& out) {
