@@ -16,8 +16,11 @@ int cmd_check(const Args& args) {
     const Scenario s = load_scenario(claim.scenario_file, cat);
     // The claim is judged against the best plan podsim finds for it (the search's highest-throughput plan on the
     // claim's system), so that a verdict of "not plausible" does not hinge on the scenario's own split.
-    const StepResult given = simulate_step(s.model, s.system, s.plan);
+    StepOptions given_opt;
+    given_opt.budget = budget_flags(f, "check");
+    const StepResult given = simulate_step(s.model, s.system, s.plan, given_opt);
     SearchOptions so;
+    so.budget = given_opt.budget;
     so.objective = Objective::mfu;
     so.top = 1;
     const SearchResult sr = search_plans(s, cat, load_reliability(default_catalog_dir()), so);

@@ -5,11 +5,22 @@
 #include "cli/commands.hpp"
 #include "hardware/catalog.hpp"
 #include "models/scenario.hpp"
+#include "reports/atomic_write.hpp"
 #include "reports/goodput.hpp"
 #include "reports/report.hpp"
 #include "reports/trace.hpp"
 
 namespace podsim {
+
+namespace {
+// What a previous report directory may hold, and so what --out DIR may replace: its own files, and nothing else
+// (an empty directory too). A directory with anything more is refused rather than deleted.
+bool is_report_file(const std::string& rel) {
+    if (rel == "report.md" || rel == "report.html" || rel == "trace.json" || rel == "charts") return true;
+    return rel.rfind("charts/", 0) == 0 && rel.find('/', 7) == std::string::npos && rel.size() > 11 &&
+           rel.compare(rel.size() - 4, 4, ".svg") == 0;
+}
+}  // namespace
 
 int cmd_report(const Args& args) {
     const CommonFlags f =
@@ -20,28 +31,39 @@ int cmd_report(const Args& args) {
     ReportOptions o;
     o.objective = parse_objective("report", f.value("--objective", "time"));
     o.price = parse_price_option("report", f.value("--price", "on-demand"));
-    o.top = static_cast<int>(number_flag(f, "report", "--top", 8, 1));
-    o.scales = number_list_flag(f, "report", "--scales", o.scales, 1e-6);
+    o.top = int_flag(f, "report", "--top", 8, 1, 1'000);
+    o.scales = number_list_flag(f, "report", "--scales", o.scales, 1.0 / 4096, 4096);
+    o.budget = budget_flags(f, "report");
     o.use_profiles = !f.switches.count("--no-profiles");
     o.progress = progress_bar(f);
+
+    try {
+        StagedDir::check(f.out, is_report_file, "podsim report");  // before the search, so a bad DIR fails at once
+    } catch (const OutputError& e) {
+        throw UsageError("report: " + std::string(e.what()));
+    }
 
     const Catalog cat = Catalog::load(default_catalog_dir());
     const Scenario s = load_scenario(f.positional[0], cat);
     const Report r = as_usage_error("report", [&] { return build_report(s, cat, load_reliability(default_catalog_dir()), o); });
     const auto charts = report_charts(r);
-    // Everything is rendered before anything is written; then the files go into DIR whole (emit: temp + rename).
+    // Everything is rendered before anything is written; then the files are built in a temporary directory beside DIR
+    // and renamed onto it whole: a failure part-way leaves nothing, and an old report is replaced in one step.
     const std::string md = report_markdown(r, charts), html = report_html(r, charts);
     const std::string trace =
         f.switches.count("--trace") && r.scenario_step.feasible ? perfetto_trace(r.scenario_step, s.name).dump() + "\n" : "";
+    try {
+        StagedDir dir(f.out, is_report_file, "podsim report");
+        for (const auto& [id, svg] : charts) dir.write("charts/" + id + ".svg", svg);
+        dir.write("report.md", md);
+        dir.write("report.html", html);
+        if (!trace.empty()) dir.write("trace.json", trace);
+        dir.commit();
+    } catch (const OutputError& e) {
+        throw UsageError("report: " + std::string(e.what()));
+    }
     namespace fs = std::filesystem;
     const fs::path dir = f.out;
-    std::error_code ec;
-    fs::create_directories(dir / "charts", ec);
-    if (ec) throw UsageError("report: cannot create " + (dir / "charts").string() + ": " + ec.message());
-    for (const auto& [id, svg] : charts) emit(svg, (dir / "charts" / (id + ".svg")).string());
-    emit(md, (dir / "report.md").string());
-    emit(html, (dir / "report.html").string());
-    if (!trace.empty()) emit(trace, (dir / "trace.json").string());
     std::cout << "podsim report: wrote " << (dir / "report.md").string() << ", " << (dir / "report.html").string() << " and "
               << charts.size() << " charts in " << (dir / "charts").string()
               << (trace.empty() ? "" : ", " + (dir / "trace.json").string() + " (open in ui.perfetto.dev)") << "\n";

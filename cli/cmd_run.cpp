@@ -19,6 +19,7 @@ int cmd_run(const Args& args) {
     const CollectiveTimer timer(s.system, use_simgrid(f) ? NetworkBackend::simgrid : NetworkBackend::analytical);
     StepOptions opt;
     opt.timer = &timer;
+    opt.budget = budget_flags(f, "run");
     calib::KernelProfile kernels;
     if (!f.kernel_profile.empty()) {
         kernels = calib::load_kernel_profile(f.kernel_profile);

@@ -13,13 +13,14 @@ namespace podsim {
 SearchOptions search_options(const CommonFlags& f, const std::string& cmd) {
     SearchOptions o;
     o.objective = parse_objective(cmd, f.value("--objective", "time"));
-    o.top = static_cast<int>(number_flag(f, cmd, "--top", 10, 1));
-    o.refine = static_cast<int>(number_flag(f, cmd, "--refine", 0, 0));
-    o.confirm = std::max(o.top, static_cast<int>(number_flag(f, cmd, "--confirm", 40, 1)));
-    o.scales = number_list_flag(f, cmd, "--scales", {1}, 1e-6);
+    o.top = int_flag(f, cmd, "--top", 10, 1, 10'000);
+    o.refine = int_flag(f, cmd, "--refine", 0, 0, 1'000);
+    o.confirm = std::max(o.top, int_flag(f, cmd, "--confirm", 40, 1, 100'000));
+    o.scales = number_list_flag(f, cmd, "--scales", {1}, 1.0 / 4096, 4096);
     o.price = parse_price_option(cmd, f.value("--price", "on-demand"));
-    if (!f.value("--deadline-days").empty()) o.deadline_days = number_flag(f, cmd, "--deadline-days", 0, 1e-9);
-    if (!f.value("--budget-usd").empty()) o.budget_usd = number_flag(f, cmd, "--budget-usd", 0, 0);
+    if (f.values.count("--deadline-days")) o.deadline_days = number_flag(f, cmd, "--deadline-days", 0, 1e-6, 36'525);
+    if (f.values.count("--budget-usd")) o.budget_usd = number_flag(f, cmd, "--budget-usd", 0, 0, 1e13);
+    o.budget = budget_flags(f, cmd);
     o.use_profiles = !f.switches.count("--no-profiles");
     o.progress = progress_bar(f);
     return o;

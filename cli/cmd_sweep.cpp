@@ -16,6 +16,9 @@ int cmd_sweep(const Args& args) {
     if (f.positional.size() != 1) throw UsageError("sweep: expected one SWEEP.json (see podsim sweep --help)");
     if (!f.out.empty() || f.format != "text")
         throw UsageError("sweep: use --csv FILE and/or --json FILE (without them the CSV goes to stdout)");
+    const SimBudget budget = budget_flags(f, "sweep");
+    check_out(f.value("--csv"));  // before the points run, so a bad path fails at once
+    check_out(f.value("--json"));
     const Catalog cat = Catalog::load(default_catalog_dir());
     const Sweep sw = load_sweep(f.positional[0], cat);
     const ReliabilityInputs rel = load_reliability(default_catalog_dir());
@@ -23,7 +26,7 @@ int cmd_sweep(const Args& args) {
     std::vector<SweepRow> rows;
     for (size_t i = 0; i < sw.points.size(); ++i) {
         if (bar) std::fprintf(stderr, "\r  point %zu / %zu", i + 1, sw.points.size()), std::fflush(stderr);
-        rows.push_back(run_sweep_point(sw.points[i], sw.objective, cat, rel));
+        rows.push_back(run_sweep_point(sw.points[i], sw.objective, cat, rel, budget));
     }
     if (bar) std::fprintf(stderr, "\n");
     const std::string csv = sweep_csv(sw, rows);

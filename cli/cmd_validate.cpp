@@ -14,8 +14,10 @@ int cmd_validate(const Args& args) {
     const std::string detail = f.value("--detail");
     const bool no_profiles = f.switches.count("--no-profiles") > 0;
     if (f.positional.empty()) throw UsageError("validate: expected one or more published-run JSON files");
+    const SimBudget budget = budget_flags(f, "validate");
     const Catalog cat = Catalog::load(default_catalog_dir());
     std::vector<ValidationRow> rows;
+    bool detail_found = false;
     for (const auto& file : f.positional) {
         for (const auto& run : load_published_runs(file, cat)) {
             const CollectiveTimer timer(run.system,
@@ -23,9 +25,11 @@ int cmd_validate(const Args& args) {
             StepOptions opt;
             opt.use_profiles = !no_profiles;
             opt.timer = &timer;
+            opt.budget = budget;
             const PublishedPrediction pred = simulate_published(run, opt);
             const StepResult& r = pred.step;
             if (run.id == detail) {
+                detail_found = true;
                 Scenario s{file, run.id, "published run; assumed: " + [&] {
                     std::string a;
                     for (const auto& x : run.assumptions) a += (a.empty() ? "" : "; ") + x;
@@ -49,7 +53,11 @@ int cmd_validate(const Args& args) {
             rows.push_back(row);
         }
     }
-    if (!detail.empty()) return 0;
+    if (!detail.empty()) {
+        if (!detail_found) throw UsageError("validate: --detail " + detail + ": no run with that id in the files given");
+        return 0;
+    }
+    if (rows.empty()) throw UsageError("validate: the files hold no published runs: nothing to compare");
     const auto v = summarize(rows);
     emit(f.format == "json" ? validation_json(v).dump(2) + "\n" : validation_text(v), f.out);
     return 0;

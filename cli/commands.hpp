@@ -1,6 +1,7 @@
 // The podsim subcommands. Each returns the process exit code; errors are thrown and reported once in main.
 #pragma once
 #include <functional>
+#include <limits>
 #include <initializer_list>
 #include <map>
 #include <set>
@@ -10,6 +11,7 @@
 
 #include "hardware/input_error.hpp"
 #include "hardware/price.hpp"
+#include "models/step_parts.hpp"
 #include "reports/planner.hpp"
 
 namespace podsim {
@@ -42,19 +44,28 @@ struct CommonFlags {
 // The shared options, plus a command's own: `valued` take a value, `switches` do not. Anything else is an error.
 CommonFlags parse_flags(const Args& args, const std::string& cmd, std::initializer_list<const char*> valued = {},
                         std::initializer_list<const char*> switches = {});
-// A command's numeric option: absent -> `otherwise`; not a number or below `min` -> UsageError naming it.
-double number_flag(const CommonFlags& f, const std::string& cmd, const std::string& name, double otherwise, double min);
-// "a,b,c" -> numbers, each >= `min`.
+// A command's numeric option: absent -> `otherwise`; not a finite number in [min, max] -> UsageError naming it.
+double number_flag(const CommonFlags& f, const std::string& cmd, const std::string& name, double otherwise, double min,
+                   double max = std::numeric_limits<double>::infinity());
+// The same for a whole number (counts: --top, --confirm, --refine).
+int int_flag(const CommonFlags& f, const std::string& cmd, const std::string& name, int otherwise, int min, int max);
+// "a,b,c" -> numbers, each in [min, max] (at most 64 of them); an empty list is an error.
 std::vector<double> number_list_flag(const CommonFlags& f, const std::string& cmd, const std::string& name,
-                                     std::vector<double> otherwise, double min);
+                                     std::vector<double> otherwise, double min,
+                                     double max = std::numeric_limits<double>::infinity());
+// --max-tasks N and --max-memory MiB: what one simulation may use (defaults in hardware/limits.hpp).
+SimBudget budget_flags(const CommonFlags& f, const std::string& cmd);
 // "--price" and "--objective" values; UsageError naming the command otherwise.
 PriceOption parse_price_option(const std::string& cmd, const std::string& v);
 Objective parse_objective(const std::string& cmd, const std::string& v);
 // A progress bar on stderr for long searches, when stderr is a terminal and --no-progress is not given; else none.
 std::function<void(size_t, size_t)> progress_bar(const CommonFlags& f);
 inline bool use_simgrid(const CommonFlags& f) { return f.network == "simgrid"; }
-// Writes all of `text` to `out` (or stdout when empty); a file is written whole or not at all.
+// Writes all of `text` to `out` (or stdout when empty); a file is written whole or not at all, and only onto a new
+// path or a regular file (directories, devices, fifos, sockets and symbolic links are refused: UsageError).
 void emit(const std::string& text, const std::string& out);
+// The same refusals, before any work: commands call it on their output paths first, so a bad path fails at once.
+void check_out(const std::string& out);
 
 class UsageError : public std::runtime_error {
 public:

@@ -1,20 +1,22 @@
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdio>
 
 #include <fmt/format.h>
-#include <filesystem>
-#include <fstream>
 #include <iostream>
 
 #include "cli/commands.hpp"
+#include "reports/atomic_write.hpp"
 
 namespace podsim {
 
 CommonFlags parse_flags(const Args& args, const std::string& cmd, std::initializer_list<const char*> valued,
                         std::initializer_list<const char*> switches) {
     CommonFlags f;
-    const std::set<std::string> own_valued(valued.begin(), valued.end()), own_switches(switches.begin(), switches.end());
+    std::set<std::string> own_valued(valued.begin(), valued.end());
+    const std::set<std::string> own_switches(switches.begin(), switches.end());
+    own_valued.insert({"--max-tasks", "--max-memory"});  // every command that simulates has a budget (budget_flags)
     for (size_t i = 0; i < args.size(); ++i) {
         const std::string& a = args[i];
         auto value = [&]() -> std::string {
@@ -43,10 +45,13 @@ CommonFlags parse_flags(const Args& args, const std::string& cmd, std::initializ
             f.positional.push_back(a);
         }
     }
+    // A bad --out FILE fails now, not after the work (report's --out is a directory: cmd_report checks it).
+    if (cmd != "report") check_out(f.out);
     return f;
 }
 
-double number_flag(const CommonFlags& f, const std::string& cmd, const std::string& name, double otherwise, double min) {
+double number_flag(const CommonFlags& f, const std::string& cmd, const std::string& name, double otherwise, double min,
+                   double max) {
     const std::string v = f.value(name);
     if (v.empty()) return otherwise;
     size_t used = 0;
@@ -56,13 +61,33 @@ double number_flag(const CommonFlags& f, const std::string& cmd, const std::stri
     } catch (const std::exception&) {
         used = 0;
     }
-    if (used != v.size() || !(x >= min))
-        throw UsageError(cmd + ": " + name + " expects a number >= " + fmt::format("{:g}", min) + ", got \"" + v + "\"");
+    if (used != v.size() || !std::isfinite(x) || !(x >= min) || !(x <= max)) {
+        const std::string range = std::isfinite(max) ? fmt::format("from {:g} to {:g}", min, max)
+                                                     : fmt::format(">= {:g}", min);
+        throw UsageError(cmd + ": " + name + " expects a number " + range + ", got \"" + v + "\"");
+    }
     return x;
 }
 
+int int_flag(const CommonFlags& f, const std::string& cmd, const std::string& name, int otherwise, int min, int max) {
+    const double x = number_flag(f, cmd, name, otherwise, min, max);
+    if (x != std::floor(x))
+        throw UsageError(cmd + ": " + name + " expects a whole number, got \"" + f.value(name) + "\"");
+    return static_cast<int>(x);
+}
+
+SimBudget budget_flags(const CommonFlags& f, const std::string& cmd) {
+    SimBudget b;
+    b.max_tasks = static_cast<long long>(number_flag(f, cmd, "--max-tasks", double(b.max_tasks), 1000, double(1LL << 31)));
+    b.max_memory_bytes = number_flag(f, cmd, "--max-memory", b.max_memory_bytes / double(1 << 20), 16, 1 << 24) *
+                         double(1 << 20);
+    return b;
+}
+
 std::vector<double> number_list_flag(const CommonFlags& f, const std::string& cmd, const std::string& name,
-                                     std::vector<double> otherwise, double min) {
+                                     std::vector<double> otherwise, double min, double max) {
+    if (f.values.count(name) && f.value(name).empty())
+        throw UsageError(cmd + ": " + name + " expects a comma-separated list of numbers, got \"\"");
     const std::string v = f.value(name);
     if (v.empty()) return otherwise;
     std::vector<double> out;
@@ -71,8 +96,8 @@ std::vector<double> number_list_flag(const CommonFlags& f, const std::string& cm
         const size_t comma = v.find(',', start);
         CommonFlags one;
         one.values[name] = v.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-        if (one.values[name].empty()) throw UsageError(cmd + ": " + name + " expects a comma-separated list of numbers, got \"" + v + "\"");
-        out.push_back(number_flag(one, cmd, name, 0, min));
+        if (one.values[name].empty() || out.size() >= 64) throw UsageError(cmd + ": " + name + " expects a comma-separated list of numbers, got \"" + v + "\"");
+        out.push_back(number_flag(one, cmd, name, 0, min, max));
         if (comma == std::string::npos) break;
         start = comma + 1;
     }
@@ -106,14 +131,21 @@ void emit(const std::string& text, const std::string& out) {
         std::cout << text;
         return;
     }
-    const std::string tmp = out + ".tmp";
-    {
-        std::ofstream f(tmp);
-        if (!f) throw UsageError("cannot write " + out);
-        f << text;
-        if (!f) throw UsageError("cannot write " + out);
+    // A temporary beside OUT renamed over it when whole; devices, directories and links refused (reports/atomic_write).
+    try {
+        write_file_atomically(out, text);
+    } catch (const OutputError& e) {
+        throw UsageError(e.what());
     }
-    std::filesystem::rename(tmp, out);
+}
+
+void check_out(const std::string& out) {
+    if (out.empty()) return;
+    try {
+        check_output_file(out);
+    } catch (const OutputError& e) {
+        throw UsageError(e.what());
+    }
 }
 
 }  // namespace podsim

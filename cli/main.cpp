@@ -28,6 +28,10 @@ commands:
   help [command]          show help for a command
 
 Each command accepts --help. Exit status: 0 success, 1 bad input, 2 usage error, 3 infeasible plan.
+
+Output files (--out, --csv, --json) are written whole or not at all: into a temporary file beside the
+target, renamed over it when complete. The target must be a new path or a regular file; directories,
+devices, fifos, sockets and symbolic links are refused (exit 2; podsim does not write through links).
 )";
 
 const std::map<std::string, std::string> kHelp = {
@@ -43,7 +47,9 @@ optimizer), tokens/s, MFU and HFU, memory per device, time to train the token bu
 and dollars under on-demand, spot and 1-/3-year commitment prices.
 
   --format text|json   output format (default text)
-  --out FILE           write the output to FILE (written only when the command succeeds)
+  --out FILE           write the output to FILE, whole or not at all, only when the command succeeds
+                       (FILE must be new or a regular file: directories, devices and symbolic links are
+                       refused; podsim does not write through links)
   --network analytical|simgrid
                        analytical (default): closed-form alpha-beta per topology and algorithm, no
                        contention; simgrid: every instance of each collective lowered to flows on the
@@ -80,9 +86,18 @@ later plan on that chip and precision uses (and names in its output). Kernel cal
 
 Runs the real kernels of the plan's training step on this machine at the exact per-device shard
 shapes (every GEMM of a layer's forward and backward, causal attention, norms, activations,
-residual passes, logits and loss, AdamW), with the token dimension shrunk so that the whole run
-fits --budget-s. Each kernel is warmed up and repeated; the profile records its shape, FLOPs,
-bytes, median/min/max time and spread, achieved FLOP/s and bytes/s, the CPU and the BLAS build.
+residual passes, logits and loss, AdamW). Each kernel is warmed up and repeated; the profile
+records its shape, FLOPs, bytes, median/min/max time and spread, achieved FLOP/s and bytes/s, the
+CPU and the BLAS build.
+
+--budget-s (seconds, 1 to 86400; default 60) bounds the whole run: tiny first runs measure this
+machine's speeds, each kernel's cost (allocating its operands, warm-up, repetitions) is estimated
+before it runs, and its token dimension is shrunk and its repetitions cut (down to one after the
+warm-up) to fit its share of the time left; a kernel that does not fit even at its smallest shape
+is skipped, and the profile's "skipped" says why. A kernel's operands are kept within 2 GiB (wider
+shapes are cut; the measurement's "note" says so). The run ends by printing the time taken against
+the budget and, if it ran over, by how much and why; the profile records the same (elapsed_s,
+overrun) with the largest kernel's memory and the process's peak memory.
 GEMMs use OpenBLAS in fp32 (Debian's build has no bf16 GEMM). With --device cuda (a build that
 found nvcc, on a machine with an NVIDIA GPU) the same ops run as cuBLAS bf16 GEMMs and CUDA
 kernels, and the profile is for the scenario's chip.
@@ -150,6 +165,11 @@ best plan, and the assumptions with their sources.
   --trace    also write DIR/trace.json: one step of the scenario's plan as a Chrome/Perfetto
              trace (a process per pipeline stage, a thread per stream); open it in
              ui.perfetto.dev or chrome://tracing
+
+DIR is built whole in a temporary directory beside it and renamed into place at the end, so a
+failure leaves nothing. DIR's parent must exist. An existing DIR is replaced only when it is empty
+or holds nothing but a previous report (report.md, report.html, trace.json, charts/*.svg); any
+other existing DIR, a file, or a symbolic link is refused (exit 2).
 )"},
     {"check", R"(usage: podsim check CLAIM.json [--format text|json] [--out FILE]
 
@@ -203,6 +223,11 @@ int main(int argc, char** argv) {
     } catch (const podsim::UsageError& e) {
         std::cerr << "podsim: " << e.what() << "\n";
         return 2;
+    } catch (const std::bad_alloc&) {
+        // Inputs are range-checked and simulations sized before they allocate (--max-tasks, --max-memory), so
+        // running out of memory means the machine has less than those budgets assume.
+        std::cerr << "podsim: out of memory (lower --max-memory / --max-tasks below what this machine has)\n";
+        return 4;
     } catch (const std::exception& e) {
         std::cerr << "podsim: internal error: " << e.what() << "\n";
         return 4;

@@ -1,4 +1,5 @@
 #include "hardware/catalog.hpp"
+#include "hardware/limits.hpp"
 
 #include <algorithm>
 #include <cstdlib>
@@ -121,6 +122,9 @@ SystemSpec Catalog::tpu_system(const std::string& accelerator_type, int slices, 
         throw InputError(file, path, accelerator_type + " has " + std::to_string(chips) +
                                          " chips, more than the largest slice (" + std::to_string(r.max_slice_chips) + ")");
     if (slices < 1) throw InputError(file, path, "slices must be >= 1");
+    if (static_cast<long long>(chips) * slices > limits::max_chips)
+        throw InputError(file, path, std::to_string(slices) + " x " + accelerator_type + " is more than " +
+                                         std::to_string(limits::max_chips) + " chips, the most podsim simulates");
     SystemSpec s;
     s.chip = *chip;
     s.accelerator_type = accelerator_type;
@@ -146,6 +150,9 @@ SystemSpec Catalog::gpu_system(const std::string& machine_type, int nodes, const
         throw InputError(file, path, "unknown machine type \"" + machine_type + "\"; known: " + known);
     }
     if (nodes < 1) throw InputError(file, path, "nodes must be >= 1");
+    if (static_cast<long long>(nodes) * n->gpus_per_node > limits::max_chips)
+        throw InputError(file, path, std::to_string(nodes) + " x " + n->id + " is more than " +
+                                         std::to_string(limits::max_chips) + " GPUs, the most podsim simulates");
     SystemSpec s;
     s.is_gpu = true;
     s.node = *n;
@@ -157,7 +164,7 @@ SystemSpec Catalog::gpu_system(const std::string& machine_type, int nodes, const
 }
 
 std::optional<SystemSpec> Catalog::resized(const SystemSpec& base, int chips) const {
-    if (chips < 1) return std::nullopt;
+    if (chips < 1 || chips > limits::max_chips) return std::nullopt;
     if (chips == base.chips) return base;
     if (base.is_gpu) {
         if (chips % base.node.gpus_per_node != 0) return std::nullopt;

@@ -1,4 +1,5 @@
 #include "hardware/chip.hpp"
+#include "hardware/limits.hpp"
 
 #include <sstream>
 
@@ -84,7 +85,7 @@ ChipSpec chip_from_json(const JsonObject& o) {
     auto ic = o.object("interconnect");
     if (c.kind == ChipKind::tpu) {
         ic.only_keys({"ici_links", "ici_link_bytes_per_s", "ici_hop_latency_s"});
-        c.ici_links = static_cast<int>(ic.positive_int("ici_links"));
+        c.ici_links = ic.count("ici_links", 1, 64);
         c.ici_link_bytes_per_s = ic.positive("ici_link_bytes_per_s");
         c.ici_hop_latency_s = ic.non_negative("ici_hop_latency_s");
     } else {
@@ -118,9 +119,9 @@ ChipSpec chip_from_json(const JsonObject& o) {
         TpuSliceRules r;
         r.type_prefix = t.string("type_prefix");
         r.type_counts_cores = t.one_of("type_counts", {"cores", "chips"}) == "cores";
-        r.cores_per_chip = static_cast<int>(t.positive_int("cores_per_chip"));
-        r.chips_per_host = static_cast<int>(t.positive_int("chips_per_host"));
-        r.max_slice_chips = static_cast<int>(t.positive_int("max_slice_chips"));
+        r.cores_per_chip = t.count("cores_per_chip", 1, 64);
+        r.chips_per_host = t.count("chips_per_host", 1, 1024);
+        r.max_slice_chips = t.count("max_slice_chips", 1, limits::max_chips);
         r.wraparound = t.one_of("wraparound", {"cube4", "axis16", "none"});
         r.dcn_bytes_per_s_per_chip = t.positive("dcn_bytes_per_s_per_chip");
         r.dcn_latency_s = t.non_negative("dcn_latency_s");

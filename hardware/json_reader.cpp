@@ -1,22 +1,41 @@
 #include "hardware/json_reader.hpp"
 
 #include <cmath>
+#include <cstdio>
+#include <climits>
+#include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
 
 namespace podsim {
 
-Json load_json_file(const std::string& path) {
-    std::ifstream in(path);
-    if (!in) throw InputError(path, "$", "cannot open file");
-    std::stringstream ss;
-    ss << in.rdbuf();
+Json parse_json_text(const std::string& text, const std::string& file) {
+    if (static_cast<long long>(text.size()) > max_json_file_bytes)
+        throw InputError(file, "$", "file too large: " + std::to_string(text.size()) + " bytes, at most " +
+                                        std::to_string(max_json_file_bytes) + " accepted");
     try {
-        return Json::parse(ss.str());
+        return Json::parse(text);
     } catch (const Json::parse_error& e) {
-        throw InputError(path, "$", std::string("malformed JSON: ") + e.what());
+        throw InputError(file, "$", std::string("malformed JSON: ") + e.what());
+    } catch (const Json::exception& e) {  // out_of_range: a number no double holds (1e400)
+        throw InputError(file, "$", std::string("unreadable JSON: ") + e.what());
     }
+}
+
+Json load_json_file(const std::string& path) {
+    std::error_code ec;
+    if (std::filesystem::is_directory(path, ec)) throw InputError(path, "$", "is a directory, expected a JSON file");
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw InputError(path, "$", "cannot open file");
+    std::string text;
+    char buf[1 << 16];
+    while (in.read(buf, sizeof buf) || in.gcount() > 0) {
+        text.append(buf, static_cast<size_t>(in.gcount()));
+        if (static_cast<long long>(text.size()) > max_json_file_bytes) break;  // reported by parse_json_text
+    }
+    if (in.bad()) throw InputError(path, "$", "cannot read file");
+    return parse_json_text(text, path);
 }
 
 JsonObject::JsonObject(const Json& j, std::string file, std::string path)
@@ -62,6 +81,8 @@ std::optional<double> JsonObject::opt_number(const std::string& key) const {
 
 long long JsonObject::integer(const std::string& key) const {
     const Json& v = value(key);
+    if (v.is_number_unsigned() && v.get<unsigned long long>() > static_cast<unsigned long long>(LLONG_MAX))
+        fail(key, "expected an integer (this one does not fit in 64 bits)");
     if (v.is_number_integer()) return v.get<long long>();
     if (v.is_number_float()) {
         double d = v.get<double>();
@@ -79,6 +100,57 @@ long long JsonObject::positive_int(const std::string& key) const {
 std::optional<long long> JsonObject::opt_int(const std::string& key) const {
     if (!has(key)) return std::nullopt;
     return integer(key);
+}
+
+namespace {
+std::string range_text(long long lo, long long hi) {
+    return "expected an integer from " + std::to_string(lo) + " to " + std::to_string(hi);
+}
+}  // namespace
+
+long long JsonObject::int_in(const std::string& key, long long lo, long long hi) const {
+    const Json& v = value(key);
+    bool ok = false;
+    long long x = 0;
+    if (v.is_number_unsigned()) {
+        const auto u = v.get<unsigned long long>();
+        ok = u <= static_cast<unsigned long long>(LLONG_MAX);
+        x = ok ? static_cast<long long>(u) : 0;
+    } else if (v.is_number_integer()) {
+        ok = true, x = v.get<long long>();
+    } else if (v.is_number_float()) {
+        const double d = v.get<double>();
+        ok = std::isfinite(d) && d == std::floor(d) && d >= double(lo) && d <= double(hi);
+        x = ok ? static_cast<long long>(d) : 0;
+    }
+    if (!ok || x < lo || x > hi) fail(key, range_text(lo, hi));
+    return x;
+}
+
+long long JsonObject::int_in(const std::string& key, long long lo, long long hi, long long otherwise) const {
+    return has(key) ? int_in(key, lo, hi) : otherwise;
+}
+
+int JsonObject::count(const std::string& key, long long lo, long long hi) const {
+    return static_cast<int>(int_in(key, lo, std::min<long long>(hi, INT_MAX)));
+}
+
+int JsonObject::count(const std::string& key, long long lo, long long hi, int otherwise) const {
+    return has(key) ? count(key, lo, hi) : otherwise;
+}
+
+double JsonObject::number_in(const std::string& key, double lo, double hi) const {
+    const double d = number(key);
+    if (!(d >= lo && d <= hi)) {
+        char buf[128];
+        std::snprintf(buf, sizeof buf, "expected a number from %g to %g", lo, hi);
+        fail(key, buf);
+    }
+    return d;
+}
+
+double JsonObject::number_in(const std::string& key, double lo, double hi, double otherwise) const {
+    return has(key) ? number_in(key, lo, hi) : otherwise;
 }
 
 std::string JsonObject::string(const std::string& key) const {

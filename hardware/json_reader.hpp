@@ -13,8 +13,12 @@ namespace podsim {
 
 using Json = nlohmann::json;
 
-// Parses a file; a syntax error becomes an InputError with the byte offset.
+// Parses a file; a syntax error, a number beyond a double (1e400) or a file over max_json_file_bytes becomes an
+// InputError naming the file.
+inline constexpr long long max_json_file_bytes = 64LL << 20;
 Json load_json_file(const std::string& path);
+// The same for text already in memory (fuzzing, tests); `file` names it in errors.
+Json parse_json_text(const std::string& text, const std::string& file);
 
 // A view of one JSON object with its file and path, for error messages.
 class JsonObject {
@@ -35,6 +39,14 @@ public:
     long long integer(const std::string& key) const;             // required integral
     long long positive_int(const std::string& key) const;        // required integral >= 1
     std::optional<long long> opt_int(const std::string& key) const;
+    // Ranged reads (hardware/limits.hpp): an integer in [lo, hi], returned in the type the model keeps, so no
+    // caller narrows an input value.
+    long long int_in(const std::string& key, long long lo, long long hi) const;
+    long long int_in(const std::string& key, long long lo, long long hi, long long otherwise) const;  // absent/null
+    int count(const std::string& key, long long lo, long long hi) const;
+    int count(const std::string& key, long long lo, long long hi, int otherwise) const;  // absent or null
+    double number_in(const std::string& key, double lo, double hi) const;
+    double number_in(const std::string& key, double lo, double hi, double otherwise) const;  // absent or null
     std::string string(const std::string& key) const;
     std::optional<std::string> opt_string(const std::string& key) const;
     bool boolean(const std::string& key) const;

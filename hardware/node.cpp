@@ -16,8 +16,8 @@ NodeSpec node_from_json(const JsonObject& o) {
     n.aliases = o.string_array("aliases");
     n.provider = o.one_of("provider", {"gcp", "onprem"});
     n.chip = o.string("chip");
-    n.gpus_per_node = static_cast<int>(o.positive_int("gpus_per_node"));
-    n.gpu_nics_per_node = static_cast<int>(o.positive_int("gpu_nics_per_node"));
+    n.gpus_per_node = o.count("gpus_per_node", 1, 1024);
+    n.gpu_nics_per_node = o.count("gpu_nics_per_node", 1, 1024);
     n.gpu_nic_bytes_per_s = o.positive("gpu_nic_bytes_per_s");
     n.network_latency_s = o.non_negative("network_latency_s");
     n.network_efficiency = o.positive("network_efficiency");

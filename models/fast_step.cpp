@@ -20,8 +20,8 @@ const char* to_string(Reject r) {
     return "?";
 }
 
-StepEstimator::StepEstimator(const ModelSpec& m, const SystemSpec& sys, bool use_profiles)
-    : m_(m), sys_(sys), timer_(sys_, NetworkBackend::analytical) {
+StepEstimator::StepEstimator(const ModelSpec& m, const SystemSpec& sys, bool use_profiles, SimBudget budget)
+    : budget_(budget), m_(m), sys_(sys), timer_(sys_, NetworkBackend::analytical) {
     std::string source;
     ParallelPlan p;
     p.precision = Precision::bf16;
@@ -109,11 +109,52 @@ const StepEstimator::LayerEntry& StepEstimator::layer(const ParallelPlan& p, Lay
     return e;
 }
 
+double StepEstimator::one_f_one_b_small(long long M, double t) {
+    const int P = static_cast<int>(stages_.size());
+    const int m = static_cast<int>(M);
+    // Per stage: its passes in order (warm-up forwards, then forward/backward pairs, then the rest backwards).
+    std::vector<std::vector<std::pair<bool, int>>> order(P);
+    for (int s = 0; s < P; ++s) {
+        const int warm = std::min(P - s - 1, m);
+        for (int i = 0; i < warm; ++i) order[s].push_back({true, i});
+        for (int i = 0; i < m - warm; ++i) order[s].push_back({true, warm + i}), order[s].push_back({false, i});
+        for (int i = m - warm; i < m; ++i) order[s].push_back({false, i});
+    }
+    std::vector<double> f_end(size_t(P) * m, -1), b_end(size_t(P) * m, -1), free_at(P, 0);
+    std::vector<size_t> next(P, 0);
+    size_t left = size_t(2) * P * m;
+    double end = 0;
+    while (left > 0) {
+        bool progressed = false;
+        for (int s = 0; s < P; ++s) {
+            while (next[s] < order[s].size()) {
+                const auto [fwd, i] = order[s][next[s]];
+                // Input: the previous stage's forward (stage 0: none), the next stage's backward (last stage: its
+                // own forward, already done in its order).
+                double ready = 0;
+                if (fwd && s > 0) {
+                    if (f_end[size_t(s - 1) * m + i] < 0) break;
+                    ready = f_end[size_t(s - 1) * m + i] + t;
+                } else if (!fwd && s < P - 1) {
+                    if (b_end[size_t(s + 1) * m + i] < 0) break;
+                    ready = b_end[size_t(s + 1) * m + i] + t;
+                }
+                const double done = std::max(free_at[s], ready) + (fwd ? stages_[s].F : stages_[s].B);
+                (fwd ? f_end : b_end)[size_t(s) * m + i] = done;
+                free_at[s] = done, end = std::max(end, done);
+                ++next[s], --left, progressed = true;
+            }
+        }
+        if (!progressed) break;  // cannot happen for 1F1B orders; guards against an endless loop
+    }
+    return end;
+}
+
 StepEstimate StepEstimator::estimate(const ParallelPlan& p) {
     StepEstimate r;
     const ChipSpec& chip = chip_for(p);
     bool split_ok = true;
-    check_split(m_, sys_, p, chip, [&](std::string, const char*) { split_ok = false; });
+    check_split(m_, sys_, p, chip, [&](std::string, const char*) { split_ok = false; }, budget_);
     if (!split_ok) {
         r.reject = Reject::split;
         return r;
@@ -272,6 +313,12 @@ StepEstimate StepEstimator::estimate(const ParallelPlan& p) {
             bwd = std::max(bwd, (double(M) * v - 1) * stages_[k].B / v + sum_b / v);
         }
         pipe_s = fwd + bwd + 2 * (P - 1) * t;
+    } else if (v == 1 && M < P) {
+        // Fewer micro-batches than stages: no stage reaches a steady state, so the flow-shop bound below (which
+        // hides each round trip under P-1-k warm-up forwards) does not hold. The schedule is short (2 M P
+        // passes): play it out, each stage taking its passes in 1F1B order as stage_order does, each pass
+        // starting when its stage is free and its input has arrived (one hand-off t later).
+        pipe_s = one_f_one_b_small(M, t);
     } else if (v == 1) {
         // Stage k is the bottleneck: the first forward reaches it after the stages before it (A); it runs its
         // P-k warm-up forwards and then waits (W) for the first backward, which needs the forward and backward of
@@ -315,7 +362,7 @@ StepEstimate StepEstimator::estimate(const ParallelPlan& p) {
         const double end_s = pipe_s - ahead_s + total_slowdown;
         ahead_s += w.chunk_b[0] + t;  // chunk_b includes the slowdown of stage s, which stages above s do not see
         double sync_end = end_s;
-        if (dp_sync && !bucketed) {
+        if ((dp_sync || dcn_sync) && !bucketed) {  // after the flush (Megatron's "local" DDP); HSDP across slices too
             const double experts = w.moe_layers * routed_params_per_moe_layer_;
             sync_end = end_s + sync_s((stage_params(s, w.layers, w.moe_layers) - experts) / p.tp) +
                        expert_sync_s(experts / expert_shard);

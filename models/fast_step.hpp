@@ -35,7 +35,7 @@ struct StepEstimate {
 
 class StepEstimator {
 public:
-    StepEstimator(const ModelSpec& m, const SystemSpec& sys, bool use_profiles = true);
+    StepEstimator(const ModelSpec& m, const SystemSpec& sys, bool use_profiles = true, SimBudget budget = {});
     StepEstimator(const StepEstimator&) = delete;
     StepEstimator& operator=(const StepEstimator&) = delete;
 
@@ -44,6 +44,7 @@ public:
     size_t cached_layer_costs() const { return layer_entries_; }
 
 private:
+    SimBudget budget_;  // the engine's size rules, so that screening refuses what confirmation would
     struct LayerEntry {
         PassSums fwd, bwd, emb_f, emb_b, head_f, head_b;
         PassSums moe_fwd, moe_bwd;   // an MoE layer (mixture-of-experts models)
@@ -71,6 +72,8 @@ private:
         std::array<int, kMaxChunks> chunk_pieces{};
     };
     std::vector<StageWork> stages_;
+    // 1F1B with fewer micro-batches than stages, played out pass by pass over stages_ (hand-off `t`).
+    double one_f_one_b_small(long long micro_batches, double t);
 
     ModelSpec m_;
     SystemSpec sys_;

@@ -13,11 +13,25 @@
 
 namespace podsim {
 
-// Runs the kernels at the plan's per-device shard shapes, tokens shrunk to fit `budget_s`; returns the profile's
-// "measurements" array and appends a readable table to `table`.
+// What a calibration run spent against its budget.
+struct CalibrationSummary {
+    double budget_s = 0, elapsed_s = 0;  // elapsed: the rate probes and every kernel, setup included
+    double memory_limit_bytes = 0;       // per kernel's operands
+    double largest_kernel_bytes = 0;     // of the kernels run
+    int measured = 0;
+    Json skipped = Json::array();        // {op, pass, kind, smallest_shape, estimated_s, reason}
+    std::string overrun_cause;           // empty within budget; else the kernel that ran furthest over its estimate
+};
+
+// Runs the kernels at the plan's per-device shard shapes within `budget_s` (a bound, not a target): each kernel's
+// cost (setup, warm-up and repetitions) is estimated from rates measured by tiny first runs, and its token
+// dimension shrunk and its repetitions cut (to one after a warm-up) to fit its share of the budget left; a kernel
+// that does not fit even so is skipped and listed with the reason. Operands are capped at 2 GiB per kernel (wider
+// shapes cut, said in the measurement's "note"). Returns the profile's "measurements" array and appends a readable
+// table to `table`.
 enum class CalibrationDevice { cpu, cuda };
 Json calibrate_kernels(const ModelSpec& m, const ParallelPlan& p, double budget_s, std::string& table,
-                       CalibrationDevice device = CalibrationDevice::cpu);
+                       CalibrationDevice device = CalibrationDevice::cpu, CalibrationSummary* summary = nullptr);
 
 // The workload of the C++ CPU training step (hardware/calibration/cpu_train_step) in podsim's terms, so that the
 // simulator can predict it: the same layers and ops, `ranks` processes of data parallelism, gradients all-reduced

@@ -1,5 +1,7 @@
 #include "models/plan.hpp"
 
+#include "hardware/limits.hpp"
+
 namespace podsim {
 
 const char* to_string(Schedule s) {
@@ -32,6 +34,16 @@ const char* to_string(TpOverlap t) {
     return t == TpOverlap::none ? "none" : t == TpOverlap::backward ? "backward" : "full";
 }
 
+void check_chip_product(const ParallelPlan& p, const JsonObject& par) {
+    long long chips = 1;
+    for (const int d : {p.dp, p.tp, p.pp, p.cp}) {
+        chips *= d;  // each factor <= max_chips, so the running product stays below 2^44 before the check
+        if (chips > limits::max_chips)
+            par.fail("dp", "dp x tp x pp x cp exceeds " + std::to_string(limits::max_chips) +
+                               " accelerators, the most podsim simulates");
+    }
+}
+
 ParallelPlan plan_from_json(const JsonObject& par, const JsonObject& batch, const JsonObject& tr) {
     par.only_keys({"dp", "tp", "pp", "vpp", "cp", "sp", "zero", "schedule", "tp_comm_overlap", "dp_overlap",
                    "param_gather_overlap", "ep", "etp", "ep_overlap", "ep_node_dedup", "cp_algorithm"});
@@ -39,21 +51,22 @@ ParallelPlan plan_from_json(const JsonObject& par, const JsonObject& batch, cons
     tr.only_keys({"precision", "recompute", "attention", "grad_reduce_bytes", "param_gather_bytes", "token_budget",
                   "optimizer", "compute_weight_copy"});
     ParallelPlan p;
-    p.dp = static_cast<int>(par.positive_int("dp"));
-    p.tp = static_cast<int>(par.positive_int("tp"));
-    p.pp = static_cast<int>(par.positive_int("pp"));
-    p.vpp = static_cast<int>(par.has("vpp") ? par.positive_int("vpp") : 1);
-    p.cp = static_cast<int>(par.has("cp") ? par.positive_int("cp") : 1);
-    p.ep = static_cast<int>(par.has("ep") ? par.positive_int("ep") : 1);
-    p.etp = static_cast<int>(par.has("etp") ? par.positive_int("etp") : 0);
+    const long long D = limits::max_parallel_degree;
+    p.dp = par.count("dp", 1, D);
+    p.tp = par.count("tp", 1, D);
+    p.pp = par.count("pp", 1, D);
+    p.vpp = par.count("vpp", 1, D, 1);
+    p.cp = par.count("cp", 1, D, 1);
+    p.ep = par.count("ep", 1, D, 1);
+    p.etp = par.count("etp", 1, D, 0);
+    check_chip_product(p, par);
     p.ep_overlap = par.opt_bool("ep_overlap").value_or(false);
     p.ep_node_dedup = par.opt_bool("ep_node_dedup").value_or(false);
     if (par.has("cp_algorithm"))
         p.cp_algorithm = par.one_of("cp_algorithm", {"ring", "all_gather"}) == "ring" ? ParallelPlan::CpAlgorithm::ring
                                                                                     : ParallelPlan::CpAlgorithm::all_gather;
     p.sp = par.opt_bool("sp").value_or(false);
-    p.zero = static_cast<int>(par.has("zero") ? par.integer("zero") : 0);
-    if (p.zero < 0 || p.zero > 3) par.fail("zero", "expected 0, 1, 2 or 3");
+    p.zero = par.count("zero", 0, 3, 0);
     const std::string sched = par.has("schedule") ? par.one_of("schedule", {"gpipe", "1f1b", "interleaved-1f1b"})
                                                   : (p.vpp > 1 ? "interleaved-1f1b" : "1f1b");
     p.schedule = sched == "gpipe" ? Schedule::gpipe : sched == "1f1b" ? Schedule::one_f_one_b : Schedule::interleaved;
@@ -66,8 +79,8 @@ ParallelPlan plan_from_json(const JsonObject& par, const JsonObject& batch, cons
     p.dp_overlap = par.opt_bool("dp_overlap").value_or(true);
     p.param_gather_overlap = par.opt_bool("param_gather_overlap").value_or(true);
 
-    p.global_batch = batch.positive_int("global_batch_seqs");
-    p.micro_batch = batch.positive_int("micro_batch");
+    p.global_batch = batch.int_in("global_batch_seqs", 1, limits::max_global_batch_seqs);
+    p.micro_batch = batch.int_in("micro_batch", 1, p.global_batch);
     if (p.global_batch % (p.micro_batch * p.dp) != 0)
         batch.fail("global_batch_seqs", "expected a multiple of micro_batch x dp (" +
                                             std::to_string(p.micro_batch * p.dp) + ")");
@@ -82,8 +95,9 @@ ParallelPlan plan_from_json(const JsonObject& par, const JsonObject& batch, cons
     if (tr.has("attention"))
         p.attention = tr.one_of("attention", {"standard", "flash"}) == "flash" ? AttentionKernel::flash
                                                                                : AttentionKernel::standard;
-    if (tr.has("grad_reduce_bytes")) p.grad_reduce_bytes = tr.positive("grad_reduce_bytes");
-    if (tr.has("param_gather_bytes")) p.param_gather_bytes = tr.positive("param_gather_bytes");
+    // Bytes per element on the wire: fp8 (1) to fp32 (4); 0.5 for 4-bit formats.
+    p.grad_reduce_bytes = tr.number_in("grad_reduce_bytes", 0.5, 8, p.grad_reduce_bytes);
+    p.param_gather_bytes = tr.number_in("param_gather_bytes", 0.5, 8, p.param_gather_bytes);
     if (tr.has("optimizer")) tr.one_of("optimizer", {"adamw"});
     p.compute_weight_copy = tr.opt_bool("compute_weight_copy").value_or(true);
     return p;

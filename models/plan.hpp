@@ -60,6 +60,8 @@ struct ParallelPlan {
     int edp() const { return dp * cp * tp / (expert_tp() * ep); }
 };
 
+// Fails at `par`.dp when dp x tp x pp x cp is beyond limits::max_chips (so chips() cannot overflow).
+void check_chip_product(const ParallelPlan& p, const JsonObject& par);
 ParallelPlan plan_from_json(const JsonObject& parallel, const JsonObject& batch, const JsonObject& training);
 
 }  // namespace podsim

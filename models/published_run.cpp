@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "hardware/limits.hpp"
+
 namespace podsim {
 
 namespace {
@@ -30,17 +32,10 @@ PublishedRun read_run(const JsonObject& o, const Catalog& cat) {
 
     ModelSpec& m = r.model;
     m.name = mo.opt_string("name").value_or(r.id);
-    m.layers = static_cast<int>(mo.positive_int("layers"));
-    m.hidden = mo.positive_int("hidden");
-    m.ffn_hidden = mo.positive_int("ffn_hidden");
-    m.heads = static_cast<int>(mo.positive_int("heads"));
-    m.kv_heads = static_cast<int>(mo.positive_int("kv_heads"));
-    m.head_dim = mo.positive_int("head_dim");
-    m.seq_len = mo.positive_int("seq_len");
-    m.vocab = mo.positive_int("vocab");
+    read_shape(mo, m);
     if (auto e = mo.opt_object("moe")) read_moe(*e, m);
     if (auto a = mo.opt_object("mla")) read_mla(*a, mo, m);
-    r.published_params_b = mo.positive("params_b");
+    r.published_params_b = mo.number_in("params_b", 1e-9, limits::max_params / 1e9);
     if (has(arch, "swiglu") || llama) m.activation = Activation::swiglu;
     else if (has(arch, "squared-relu") || has(arch, "squared relu")) m.activation = Activation::squared_relu;
     else if (has(arch, "relu")) m.activation = Activation::relu;
@@ -61,11 +56,18 @@ PublishedRun read_run(const JsonObject& o, const Catalog& cat) {
     const std::string chip_name = hw.string("chip");
     const ChipSpec* chip = cat.find_chip(chip_name);
     if (!chip) hw.fail("chip", "unknown chip \"" + chip_name + "\"");
-    const int count = static_cast<int>(hw.positive_int("count"));
-    const int dp = static_cast<int>(par.positive_int("dp")), tp = static_cast<int>(par.positive_int("tp"));
-    const int pp = static_cast<int>(par.positive_int("pp"));
-    const int cp = static_cast<int>(par.has("cp") ? par.positive_int("cp") : 1);
-    const int fsdp = static_cast<int>(par.has("fsdp_degree") ? par.positive_int("fsdp_degree") : 1);
+    const long long D = limits::max_parallel_degree;
+    const int count = hw.count("count", 1, limits::max_chips);
+    const int dp = par.count("dp", 1, D), tp = par.count("tp", 1, D), pp = par.count("pp", 1, D);
+    const int cp = par.count("cp", 1, D, 1);
+    const int fsdp = par.count("fsdp_degree", 1, D, 1);
+    {
+        ParallelPlan split;
+        split.dp = dp, split.tp = tp, split.pp = pp, split.cp = cp;
+        check_chip_product(split, par);
+        if (static_cast<long long>(split.chips()) * fsdp > limits::max_chips)
+            par.fail("fsdp_degree", "dp x fsdp_degree x tp x pp x cp exceeds " + std::to_string(limits::max_chips));
+    }
     int dp_total = dp;
     int slices = 1;
     if (dp * tp * pp * cp != count && dp * fsdp * tp * pp * cp == count) {
@@ -74,12 +76,22 @@ PublishedRun read_run(const JsonObject& o, const Catalog& cat) {
     }
     if (dp_total * tp * pp * cp != count)
         par.fail("dp", "dp x tp x pp x cp does not equal hardware.count (" + std::to_string(count) + ")");
+    if (chip->kind == ChipKind::cpu || (chip->kind == ChipKind::tpu && !chip->tpu))
+        hw.fail("chip", "\"" + chip_name + "\" is not a TPU or GPU with a system in the catalog (published runs are "
+                        "simulated on TPU slices or GPU nodes)");
     if (chip->kind == ChipKind::gpu) {
         const std::string node_text = hw.opt_string("node").value_or("");
         std::string node = chip->id.find("h100") != std::string::npos ? "dgx-h100" : "dgx-a100";
         if (chip->id.find("h800") != std::string::npos) node = "h800-cluster";
         if (has(node_text, "a3")) node = "a3-megagpu-8g";
         const NodeSpec* n = cat.find_node(node);
+        if (!n || n->chip != chip->id) {  // a GPU none of the named nodes carries: the catalog's node that has it
+            n = nullptr;
+            for (const auto& cand : cat.nodes())
+                if (cand.chip == chip->id && !n) n = &cand;
+            if (!n) hw.fail("chip", "no GPU node in the catalog carries \"" + chip_name + "\"");
+            node = n->id;
+        }
         if (count % n->gpus_per_node != 0) hw.fail("count", "expected whole nodes of " + std::to_string(n->gpus_per_node));
         r.system = cat.gpu_system(node, count / n->gpus_per_node, o.file(), hw.at_path("node"));
         r.assumptions.push_back("node " + node + " (" + node_text + ")");
@@ -98,11 +110,11 @@ PublishedRun read_run(const JsonObject& o, const Catalog& cat) {
     // --- plan ---------------------------------------------------------------------------------------------------
     ParallelPlan& p = r.plan;
     p.dp = dp_total, p.tp = tp, p.pp = pp, p.cp = cp;
-    p.vpp = static_cast<int>(par.has("vpp") ? par.positive_int("vpp") : 1);
+    p.vpp = par.count("vpp", 1, D, 1);
     p.schedule = p.vpp > 1 ? Schedule::interleaved : Schedule::one_f_one_b;
-    p.zero = static_cast<int>(par.has("zero") ? par.integer("zero") : 0);
-    p.ep = static_cast<int>(par.has("ep") ? par.positive_int("ep") : 1);
-    if (par.has("etp")) p.etp = static_cast<int>(par.positive_int("etp"));
+    p.zero = par.count("zero", 0, 3, 0);
+    p.ep = par.count("ep", 1, D, 1);
+    p.etp = par.count("etp", 1, D, 0);
     // DualPipe (DeepSeek-V3) overlaps the expert all-to-alls of one micro-batch with another's compute.
     p.ep_overlap = has(framework, "dualpipe") || has(framework, "a2a overlap");
     // DeepEP (and DeepSeek's own kernels before it) send a token to each destination node once over RDMA and forward
@@ -149,17 +161,17 @@ PublishedRun read_run(const JsonObject& o, const Catalog& cat) {
     p.attention = (nemo || has(framework, "flash")) ? AttentionKernel::flash : AttentionKernel::standard;
     r.assumptions.push_back(std::string("attention kernel ") + to_string(p.attention));
 
-    p.global_batch = bat.positive_int("global_batch_seqs");
-    const long long ga = bat.has("grad_accum") ? bat.positive_int("grad_accum") : 1;
+    p.global_batch = bat.int_in("global_batch_seqs", 1, limits::max_global_batch_seqs);
+    const long long ga = bat.int_in("grad_accum", 1, p.global_batch, 1);
     if (p.global_batch % (static_cast<long long>(p.dp) * ga) != 0)
         bat.fail("global_batch_seqs", "not divisible by dp x grad_accum");
     p.micro_batch = p.global_batch / (p.dp * ga);
     // With pipelining a local batch is cut into micro-batches: the published micro-batch size, when it divides.
     if (p.pp > 1 && bat.has("micro_batch")) {
-        const long long mb = bat.positive_int("micro_batch");
+        const long long mb = bat.int_in("micro_batch", 1, p.global_batch);
         if (p.global_batch % (mb * p.dp) == 0) p.micro_batch = mb;
     }
-    r.published_step_time_s = o.positive("step_time_s");
+    r.published_step_time_s = o.number_in("step_time_s", 1e-6, 1e7);
     return r;
 }
 
@@ -188,6 +200,7 @@ PublishedPrediction simulate_published(const PublishedRun& run, const StepOption
 std::vector<PublishedRun> load_published_runs(const std::string& file, const Catalog& cat) {
     Json j = load_json_file(file);
     if (!j.is_array()) throw InputError(file, "$", "expected a JSON array of published runs");
+    if (j.empty()) throw InputError(file, "$", "expected at least one published run, got an empty array");
     std::vector<PublishedRun> out;
     for (size_t i = 0; i < j.size(); ++i) out.push_back(read_run(JsonObject(j[i], file, "$[" + std::to_string(i) + "]"), cat));
     return out;

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "hardware/limits.hpp"
+
 namespace podsim {
 
 Scenario scenario_from_json(const Json& j, const std::string& file, const Catalog& cat) {
@@ -19,7 +21,7 @@ Scenario scenario_from_json(const Json& j, const std::string& file, const Catalo
                    "oversubscription"});
     if (sys.has("accelerator_type")) {
         if (sys.has("machine_type")) sys.fail("machine_type", "give accelerator_type (TPU) or machine_type (GPU), not both");
-        const int slices = static_cast<int>(sys.has("slices") ? sys.positive_int("slices") : 1);
+        const int slices = sys.count("slices", 1, limits::max_slices, 1);
         s.system = cat.tpu_system(sys.string("accelerator_type"), slices, file, sys.at_path("accelerator_type"));
         if (sys.opt_bool("twisted").value_or(false)) {
             // Cloud offers twisted tori for 3D slices shaped AxAx2A or Ax2Ax2A (whole cubes).
@@ -31,24 +33,29 @@ Scenario scenario_from_json(const Json& j, const std::string& file, const Catalo
         }
         if (sys.has("nodes_per_leaf") || sys.has("oversubscription")) sys.fail("nodes_per_leaf", "only for GPU clusters");
     } else if (sys.has("machine_type")) {
-        s.system = cat.gpu_system(sys.string("machine_type"), static_cast<int>(sys.positive_int("nodes")), file,
+        s.system = cat.gpu_system(sys.string("machine_type"), sys.count("nodes", 1, limits::max_chips), file,
                                   sys.at_path("machine_type"));
         if (sys.has("twisted")) sys.fail("twisted", "only for TPU slices");
-        if (sys.has("nodes_per_leaf")) s.system.nodes_per_leaf = static_cast<int>(sys.positive_int("nodes_per_leaf"));
-        if (sys.has("oversubscription")) {
-            s.system.oversubscription = sys.positive("oversubscription");
-            if (s.system.oversubscription < 1) sys.fail("oversubscription", "expected a ratio >= 1 (1 = full bisection)");
-        }
+        s.system.nodes_per_leaf = sys.count("nodes_per_leaf", 1, limits::max_chips, s.system.nodes_per_leaf);
+        // 1 = full bisection; beyond 1000:1 a fabric is not a fabric.
+        s.system.oversubscription = sys.number_in("oversubscription", 1, 1000, s.system.oversubscription);
     } else {
         sys.fail("accelerator_type", "missing: expected accelerator_type (e.g. \"v4-2048\") or machine_type + nodes");
     }
     auto training = o.object("training");
     s.plan = plan_from_json(o.object("parallel"), o.object("batch"), training);
-    s.token_budget = training.opt_number("token_budget").value_or(0);
-    if (s.token_budget < 0) training.fail("token_budget", "expected a token count >= 0");
+    s.token_budget = training.number_in("token_budget", 0, limits::max_tokens, 0);
     if (auto pr = o.opt_object("pricing")) {
         pr->only_keys({"region"});
         s.region = pr->string("region");
+        // A region no price entry has would leave every dollar figure out without saying why.
+        std::string known;
+        bool found = false;
+        for (const auto& e : cat.prices()) {
+            found = found || e.region == s.region;
+            if (known.find(e.region) == std::string::npos) known += (known.empty() ? "" : ", ") + e.region;
+        }
+        if (!found) pr->fail("region", "no prices in region \"" + s.region + "\"; the catalog prices: " + known);
     }
     return s;
 }

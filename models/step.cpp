@@ -6,6 +6,7 @@
 #include "hardware/topology.hpp"
 #include "models/layer_ops.hpp"
 #include "models/op_cost.hpp"
+#include "models/result_checks.hpp"
 #include "models/step_parts.hpp"
 #include "sim/collectives.hpp"
 
@@ -81,7 +82,7 @@ StepResult simulate_step(const ModelSpec& m, const SystemSpec& sys, const Parall
         r.infeasible.push_back(std::move(why));
         r.infeasible_paths.push_back(path);
     };
-    check_split(m, sys, p, chip, fail);
+    check_split(m, sys, p, chip, fail, opt.budget);
     const long long mbs = p.global_batch / std::max<long long>(1, p.micro_batch * p.dp);
 
     const Layout lay = layout_for(sys, p);
@@ -124,7 +125,7 @@ StepResult simulate_step(const ModelSpec& m, const SystemSpec& sys, const Parall
             if (!g.placeable) fail("expert groups: " + g.why_not, "$.parallel.ep");
         }
     }
-    if (!r.feasible && opt.skip_engine_if_infeasible) return r;
+    if (!r.feasible) return r;  // split, placement and size rules: no well-formed task graph exists
     const GroupNetwork fsdpnet = part_of(dpnet, GroupRef::Part::inside_slice);
     const GroupNetwork dcnnet = part_of(dpnet, GroupRef::Part::across_slices);
     const int zero_shard = p.zero >= 1 ? (p.zero >= 3 ? fsdpnet.size() : p.dp) : 1;
@@ -298,7 +299,8 @@ StepResult simulate_step(const ModelSpec& m, const SystemSpec& sys, const Parall
     const uint32_t cP2P = g.add_cost_class(make_class("p2p", p2p_s, 0, kSideComm));
 
     // Compute tasks in each stage's program order.
-    std::vector<uint32_t> Fin(P * v * M), Bin(P * v * M), Bout(P * v * M);
+    // P v M <= --max-tasks / 4 < 2^29 (check_split): the indices below fit an int.
+    std::vector<uint32_t> Fin(size_t(P) * v * M), Bin(size_t(P) * v * M), Bout(size_t(P) * v * M);
     auto key = [&](int s, int c, int i) { return (s * v + c) * M + i; };
     std::vector<std::vector<uint32_t>> dp_tasks(P);
     std::vector<uint32_t> last_compute(P);
@@ -357,7 +359,7 @@ StepResult simulate_step(const ModelSpec& m, const SystemSpec& sys, const Parall
     // and the parameter all-gather of a distributed optimizer.
     std::vector<uint32_t> opt_task(P), tail_task(P);
     for (int s = 0; s < P; ++s) {
-        if (dp_sync && !bucketed) {
+        if ((dp_sync || dcn_sync) && !bucketed) {  // after the flush (Megatron's "local" DDP); HSDP across slices too
             double params_dev = (stage_params[s] - stage_experts[s]) / p.tp;
             const double sync = grad_sync_s(params_dev) + expert_sync_s(stage_experts[s] / (p.ep * p.expert_tp()));
             const uint32_t cls = g.add_cost_class(make_class("grad sync", sync, 0, kSideComm));
@@ -447,6 +449,7 @@ StepResult simulate_step(const ModelSpec& m, const SystemSpec& sys, const Parall
     r.mfu = r.model_flops_per_step / denom;
     r.mfu_causal = r.tokens_per_step * model_flops_per_token(m, true) / denom;
     r.hfu = r.hardware_flops_per_step / denom;
+    check_physical(r, p);
     return r;
 }
 

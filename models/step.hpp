@@ -8,6 +8,7 @@
 #include "models/memory.hpp"
 #include "models/op_cost.hpp"
 #include "models/plan.hpp"
+#include "models/step_parts.hpp"
 #include "models/transformer.hpp"
 #include "sim/engine.hpp"
 #include "sim/network_backend.hpp"
@@ -65,11 +66,14 @@ struct StepResult {
 
 struct StepOptions {
     bool record_timeline = false;
+    // false: a plan over its memory still runs through the engine (published runs that did run). A plan that breaks
+    // a split, placement or size rule never does: its task graph would be malformed.
     bool skip_engine_if_infeasible = true;
     bool use_profiles = true;                       // apply hardware/profiles/ efficiencies for the chip
     double matmul_fraction_override = 0;            // > 0: use this GEMM efficiency (for fitting)
     const CollectiveTimer* timer = nullptr;         // network backend; nullptr: analytical for this system
     const calib::KernelProfile* kernels = nullptr;  // kernel calibration of the plan's chip (podsim calibrate)
+    SimBudget budget;                               // what one simulation may use (--max-tasks, --max-memory)
 };
 
 inline constexpr const char* kMfuConvention =

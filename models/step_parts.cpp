@@ -1,6 +1,7 @@
 #include "models/step_parts.hpp"
 
 #include <algorithm>
+#include <cstdio>
 
 namespace podsim {
 
@@ -34,8 +35,20 @@ ChipSpec resolve_efficiency(const SystemSpec& sys, const ParallelPlan& p, bool u
     return chip;
 }
 
+StepSize step_size_estimate(const ParallelPlan& p, long long micro_batches, bool record_timeline) {
+    // Per (stage, chunk, micro-batch): a forward and a backward task, and at most one send each way.
+    // Per (stage, chunk): up to 16 gradient-bucket pieces, each with its sync task. Per stage: the tail.
+    const double chunks = double(p.pp) * p.vpp;
+    StepSize z;
+    z.tasks = 4 * chunks * double(micro_batches) + 32 * chunks + 4 * double(p.pp);
+    // Task 12 B, ~1.5 edges 12 B, engine arrays (pending, CSR offset and successors, stream links, start and
+    // finish times, event heap) ~56 B, the builder's indices and schedule order ~24 B: 104 B, rounded up.
+    z.bytes = z.tasks * (128 + (record_timeline ? 160 : 0));
+    return z;
+}
+
 void check_split(const ModelSpec& m, const SystemSpec& sys, const ParallelPlan& p, const ChipSpec& chip,
-                 const FailFn& fail) {
+                 const FailFn& fail, const SimBudget& budget) {
     using std::to_string;
     if (p.chips() != sys.chips)
         fail("dp x tp x pp x cp = " + to_string(p.chips()) + " but the system has " + to_string(sys.chips) +
@@ -60,9 +73,31 @@ void check_split(const ModelSpec& m, const SystemSpec& sys, const ParallelPlan& 
              "$.batch.global_batch_seqs");
     const long long mbs = p.global_batch / std::max<long long>(1, p.micro_batch * p.dp);
     if (p.schedule == Schedule::interleaved && mbs % p.pp != 0)
+        // Megatron-LM's rule (megatron/core/pipeline_parallel/schedules.py, forward_backward_pipelining_with_
+        // interleaving): "number of microbatches must be divisible by pipeline-parallel size when using
+        // interleaved schedule"; its warm-up order assumes whole rounds of pp micro-batches per chunk.
         fail("interleaved 1F1B needs the micro-batch count (" + to_string(mbs) + ") to be a multiple of pp (" +
-                 to_string(p.pp) + ")",
+                 to_string(p.pp) + "), as Megatron-LM requires",
              "$.parallel.vpp");
+    if (p.global_batch % (p.micro_batch * p.dp) == 0) {
+        const StepSize z = step_size_estimate(p, mbs);
+        char buf[320];
+        // Task ids are 32-bit in the engine: no budget reaches past 2^31.
+        const long long max_tasks = std::min<long long>(budget.max_tasks, 1LL << 31);
+        if (z.tasks > double(max_tasks)) {
+            std::snprintf(buf, sizeof buf,
+                          "too large to simulate: one step is %.3g tasks (%lld micro-batches x %d stages x %d chunks), "
+                          "over the limit of %lld (--max-tasks)",
+                          z.tasks, mbs, p.pp, p.vpp, max_tasks);
+            fail(buf, "$.batch.global_batch_seqs");
+        } else if (z.bytes > budget.max_memory_bytes) {
+            std::snprintf(buf, sizeof buf,
+                          "too large to simulate: one step's task graph needs about %.2f GiB, over the limit of "
+                          "%.2f GiB (--max-memory)",
+                          z.bytes / double(1LL << 30), budget.max_memory_bytes / double(1LL << 30));
+            fail(buf, "$.batch.global_batch_seqs");
+        }
+    }
     if (p.precision == Precision::fp8 && !chip.has_fp8()) fail(chip.name + " has no fp8 tensor math", "$.training.precision");
     // Megatron-LM has no ZeRO-2/3 with pipelining; PyTorch FSDP2 pipelines FSDP-sharded stages (ZeRO-3), so podsim
     // accepts that combination (the planner's search keeps to Megatron's).

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "hardware/calibration/kernel_profile.hpp"
+#include "hardware/limits.hpp"
 #include "hardware/system.hpp"
 #include "models/plan.hpp"
 #include "models/transformer.hpp"
@@ -40,11 +41,28 @@ inline int chunk_first_layer(int layers, int nchunks, int mc) {
 ChipSpec resolve_efficiency(const SystemSpec& sys, const ParallelPlan& p, bool use_profiles, double override_fraction,
                             std::string& source);
 
-// Checks that do not need the network or memory: chip count, divisibility, schedule, fp8 support. `fail` gets a
-// sentence and the scenario JSON path it is about; it is called only for failures (no strings otherwise).
+// What one simulation may use (--max-tasks, --max-memory): a plan whose task graph would exceed it is refused
+// with the figure and the limit before anything is allocated.
+struct SimBudget {
+    long long max_tasks = limits::default_max_tasks;
+    double max_memory_bytes = limits::default_max_memory_bytes;
+};
+
+// The event engine's size for one step: tasks (compute, sends, gradient buckets, tail) and the bytes the graph,
+// the engine's arrays and the builder's indices take (measured per task, see the bench), with the timeline's
+// spans when one is recorded. An upper bound, computed in doubles so that no input overflows it.
+struct StepSize {
+    double tasks = 0;
+    double bytes = 0;
+};
+StepSize step_size_estimate(const ParallelPlan& p, long long micro_batches, bool record_timeline = false);
+
+// Checks that do not need the network or memory: chip count, divisibility, schedule, fp8 support, and the
+// simulation budget. `fail` gets a sentence and the scenario JSON path it is about; it is called only for failures
+// (no strings otherwise).
 using FailFn = std::function<void(std::string, const char*)>;
 void check_split(const ModelSpec& m, const SystemSpec& sys, const ParallelPlan& p, const ChipSpec& chip,
-                 const FailFn& fail);
+                 const FailFn& fail, const SimBudget& budget = {});
 
 // Layers of model chunk `mc` of `nchunks` (pp x vpp): remainders go to the earliest chunks. Chunk c of stage s is
 // model chunk c x pp + s.

@@ -1,5 +1,7 @@
 #include "models/transformer.hpp"
 
+#include "hardware/limits.hpp"
+
 namespace podsim {
 
 Activation activation_from_string(const std::string& s) {
@@ -97,23 +99,20 @@ void read_moe(const JsonObject& e_, ModelSpec& m) {
     const JsonObject* e = &e_;
     e->only_keys({"experts", "top_k", "shared_experts", "expert_ffn_hidden", "every", "first_dense_layers",
                       "capacity_factor", "load_imbalance", "nodes_per_token", "dispatch_bytes", "notes"});
-    m.moe.experts = static_cast<int>(e->positive_int("experts"));
-    m.moe.top_k = static_cast<int>(e->positive_int("top_k"));
+    m.moe.experts = e->count("experts", 1, limits::max_experts);
+    m.moe.top_k = e->count("top_k", 1, limits::max_experts);
     if (m.moe.top_k > m.moe.experts) e->fail("top_k", "expected at most the number of experts");
-    m.moe.shared_experts = static_cast<int>(e->opt_int("shared_experts").value_or(0));
-    if (m.moe.shared_experts < 0) e->fail("shared_experts", "expected a count >= 0");
-    m.moe.expert_ffn_hidden = e->has("expert_ffn_hidden") ? e->positive_int("expert_ffn_hidden") : m.ffn_hidden;
-    m.moe.every = static_cast<int>(e->has("every") ? e->positive_int("every") : 1);
-    m.moe.first_dense_layers = static_cast<int>(e->opt_int("first_dense_layers").value_or(0));
-    if (m.moe.first_dense_layers < 0 || m.moe.first_dense_layers >= m.layers)
-        e->fail("first_dense_layers", "expected 0 .. layers - 1");
-    m.moe.capacity_factor = e->opt_number("capacity_factor").value_or(0);
+    m.moe.shared_experts = e->count("shared_experts", 0, limits::max_experts, 0);
+    m.moe.expert_ffn_hidden = e->int_in("expert_ffn_hidden", 1, limits::max_ffn_hidden, m.ffn_hidden);
+    m.moe.every = e->count("every", 1, limits::max_layers, 1);
+    m.moe.first_dense_layers = e->count("first_dense_layers", 0, limits::max_layers, 0);
+    if (m.moe.first_dense_layers >= m.layers) e->fail("first_dense_layers", "expected 0 .. layers - 1");
+    m.moe.capacity_factor = e->number_in("capacity_factor", 0, 1e6, 0);
     if (m.moe.capacity_factor != 0 && m.moe.capacity_factor < 1)
         e->fail("capacity_factor", "expected 0 (dropless) or a factor >= 1");
-    m.moe.load_imbalance = e->opt_number("load_imbalance").value_or(1);
-    if (m.moe.load_imbalance < 1) e->fail("load_imbalance", "expected tokens at the busiest rank / mean, >= 1");
-    m.moe.nodes_per_token = static_cast<int>(e->opt_int("nodes_per_token").value_or(0));
-    if (m.moe.nodes_per_token < 0) e->fail("nodes_per_token", "expected a node count >= 1, or 0 for no limit");
+    // The busiest expert rank holds at most every token: skew beyond the number of experts is impossible.
+    m.moe.load_imbalance = e->number_in("load_imbalance", 1, double(m.moe.experts), 1);
+    m.moe.nodes_per_token = e->count("nodes_per_token", 0, limits::max_chips, 0);
     m.moe.dispatch_bytes = e->opt_number("dispatch_bytes").value_or(2);
     if (m.moe.dispatch_bytes != 1 && m.moe.dispatch_bytes != 2) e->fail("dispatch_bytes", "expected 1 (fp8) or 2 (bf16)");
 }
@@ -121,12 +120,26 @@ void read_moe(const JsonObject& e_, ModelSpec& m) {
 void read_mla(const JsonObject& a_, const JsonObject& o, ModelSpec& m) {
     const JsonObject* a = &a_;
     a->only_keys({"q_lora_rank", "kv_lora_rank", "rope_head_dim", "v_head_dim", "notes"});
-    m.mla.q_lora_rank = a->opt_int("q_lora_rank").value_or(0);
-    if (m.mla.q_lora_rank < 0) a->fail("q_lora_rank", "expected a rank >= 0 (0: no query compression)");
-    m.mla.kv_lora_rank = a->positive_int("kv_lora_rank");
-    m.mla.rope_head_dim = a->positive_int("rope_head_dim");
-    m.mla.v_head_dim = a->positive_int("v_head_dim");
+    m.mla.q_lora_rank = a->int_in("q_lora_rank", 0, limits::max_hidden, 0);  // 0: no query compression
+    m.mla.kv_lora_rank = a->int_in("kv_lora_rank", 1, limits::max_hidden);
+    m.mla.rope_head_dim = a->int_in("rope_head_dim", 1, limits::max_head_dim);
+    m.mla.v_head_dim = a->int_in("v_head_dim", 1, limits::max_head_dim);
     if (m.kv_heads != m.heads) o.fail("kv_heads", "MLA has one latent for all heads: leave kv_heads = heads");
+}
+
+void read_shape(const JsonObject& o, ModelSpec& m) {
+    m.layers = o.count("layers", 1, limits::max_layers);
+    m.hidden = o.int_in("hidden", 1, limits::max_hidden);
+    m.ffn_hidden = o.int_in("ffn_hidden", 1, limits::max_ffn_hidden);
+    m.heads = o.count("heads", 1, limits::max_heads);
+    m.kv_heads = o.count("kv_heads", 1, limits::max_heads, m.heads);
+    if (!o.has("head_dim") && m.hidden % m.heads != 0)
+        o.fail("head_dim", "missing, and hidden is not a multiple of heads");
+    m.head_dim = o.int_in("head_dim", 1, limits::max_head_dim, m.hidden / m.heads);
+    if (m.kv_heads > m.heads || m.heads % m.kv_heads != 0)
+        o.fail("kv_heads", "expected a divisor of heads (" + std::to_string(m.heads) + ")");
+    m.vocab = o.int_in("vocab", 1, limits::max_vocab);
+    m.seq_len = o.int_in("seq_len", 1, limits::max_seq_len);
 }
 
 ModelSpec model_from_json(const JsonObject& o) {
@@ -135,17 +148,7 @@ ModelSpec model_from_json(const JsonObject& o) {
                  "notes"});
     ModelSpec m;
     m.name = o.string("name");
-    m.layers = static_cast<int>(o.positive_int("layers"));
-    m.hidden = o.positive_int("hidden");
-    m.ffn_hidden = o.positive_int("ffn_hidden");
-    m.heads = static_cast<int>(o.positive_int("heads"));
-    m.kv_heads = static_cast<int>(o.has("kv_heads") ? o.positive_int("kv_heads") : m.heads);
-    m.head_dim = o.has("head_dim") ? o.positive_int("head_dim") : m.hidden / m.heads;
-    if (!o.has("head_dim") && m.hidden % m.heads != 0)
-        o.fail("head_dim", "missing, and hidden is not a multiple of heads");
-    if (m.heads % m.kv_heads != 0) o.fail("kv_heads", "expected a divisor of heads (" + std::to_string(m.heads) + ")");
-    m.vocab = o.positive_int("vocab");
-    m.seq_len = o.positive_int("seq_len");
+    read_shape(o, m);
     m.activation = activation_from_string(o.one_of("activation", {"gelu", "relu", "squared_relu", "swiglu", "geglu"}));
     if (o.has("norm")) m.norm = o.one_of("norm", {"layernorm", "rmsnorm"}) == "layernorm" ? Norm::layernorm : Norm::rmsnorm;
     if (o.has("position")) {

@@ -78,6 +78,9 @@ struct ModelSpec {
 };
 
 ModelSpec model_from_json(const JsonObject& o);
+// The shape fields a scenario and a published run share (layers .. seq_len), each checked against its range
+// (hardware/limits.hpp); head_dim defaults to hidden / heads and kv_heads to heads.
+void read_shape(const JsonObject& o, ModelSpec& m);
 // The "moe" and "mla" objects of a model (scenario or published run); `model` is where kv_heads lives.
 void read_moe(const JsonObject& moe, ModelSpec& m);
 void read_mla(const JsonObject& mla, const JsonObject& model, ModelSpec& m);

@@ -1,5 +1,7 @@
 #include "reports/claim_check.hpp"
 
+#include "hardware/limits.hpp"
+
 #include <cmath>
 #include <filesystem>
 #include <fmt/format.h>
@@ -22,13 +24,17 @@ Claim load_claim(const std::string& file) {
     c.scenario_file = (std::filesystem::path(file).parent_path() / o.string("scenario")).string();
     auto cl = o.object("claim");
     cl.only_keys({"params", "training_days", "hardware_utilization", "tokens", "cost_usd"});
-    c.params = cl.opt_number("params");
-    c.training_days = cl.opt_number("training_days");
-    c.hardware_utilization = cl.opt_number("hardware_utilization");
-    if (c.hardware_utilization && (*c.hardware_utilization <= 0 || *c.hardware_utilization > 1))
-        cl.fail("hardware_utilization", "expected a fraction in (0, 1]");
-    c.tokens = cl.opt_number("tokens");
-    c.cost_usd = cl.opt_number("cost_usd");
+    // Ranges (hardware/limits.hpp): a claim outside them is not a training run (a utilization under 1% or a
+    // budget under one token would make every verdict meaningless).
+    auto ranged = [&](const char* key, double lo, double hi) -> std::optional<double> {
+        if (!cl.has(key)) return std::nullopt;
+        return cl.number_in(key, lo, hi);
+    };
+    c.params = ranged("params", 1, limits::max_params);
+    c.training_days = ranged("training_days", 1.0 / 24 / 60, limits::max_days);  // a minute .. 100 years
+    c.hardware_utilization = ranged("hardware_utilization", 0.01, 1);
+    c.tokens = ranged("tokens", 1, limits::max_tokens);
+    c.cost_usd = ranged("cost_usd", 0.01, 1e13);
     return c;
 }
 

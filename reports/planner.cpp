@@ -113,7 +113,7 @@ SearchResult search_plans(const Scenario& s, const Catalog& cat, const Reliabili
     size_t done = 0;
     for (size_t si = 0; si < systems.size(); ++si) {
         const SystemSpec& sys = systems[si];
-        StepEstimator est(s.model, sys, o.use_profiles);
+        StepEstimator est(s.model, sys, o.use_profiles, o.budget);
         SystemSearch ss;
         ss.label = sys.label;
         ss.chips = sys.chips;
@@ -125,6 +125,7 @@ SearchResult search_plans(const Scenario& s, const Catalog& cat, const Reliabili
                 if (ss.rejected[e.reject]++ == 0) {
                     StepOptions so;
                     so.use_profiles = o.use_profiles;
+                    so.budget = o.budget;
                     const StepResult r = simulate_step(s.model, sys, p, so);
                     std::string why;
                     for (size_t k = 0; k < r.infeasible.size(); ++k)
@@ -159,6 +160,7 @@ SearchResult search_plans(const Scenario& s, const Catalog& cat, const Reliabili
     t0 = Clock::now();
     StepOptions so;
     so.use_profiles = o.use_profiles;
+    so.budget = o.budget;
     for (const auto& c : chosen) {
         RankedPlan rp;
         rp.system = systems[c.system];

@@ -31,6 +31,7 @@ struct SearchOptions {
     PriceOption price = PriceOption::on_demand;
     std::optional<double> deadline_days, budget_usd;  // cost advice
     bool use_profiles = true;
+    SimBudget budget;                   // what one engine simulation may use (--max-tasks, --max-memory)
     std::optional<PlanSpace> space;     // instead of default_plan_space (tests, sweeps that pin a setting)
     // Called now and then with (plans screened so far, plans in the space); for a progress bar.
     std::function<void(size_t, size_t)> progress;

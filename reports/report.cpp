@@ -84,6 +84,7 @@ Report build_report(const Scenario& s, const Catalog& cat, const ReliabilityInpu
     r.options = o;
     StepOptions so;
     so.use_profiles = o.use_profiles;
+    so.budget = o.budget;
     so.record_timeline = true;
     r.scenario_step = simulate_step(s.model, s.system, s.plan, so);
     r.scenario_cost = cost_report(s.model, s.system, r.scenario_step, s.token_budget, cat, s.region, rel);
@@ -94,6 +95,7 @@ Report build_report(const Scenario& s, const Catalog& cat, const ReliabilityInpu
     q.top = o.top;
     q.confirm = std::max(o.top, 12);
     q.use_profiles = o.use_profiles;
+    q.budget = o.budget;
     q.progress = o.progress;
     r.strategies = search_plans(s, cat, rel, q);
     q.scales = o.scales;

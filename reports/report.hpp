@@ -24,6 +24,7 @@ struct ReportOptions {
     int top = 8;
     std::vector<double> scales = {0.25, 0.5, 1, 2, 4};  // the scaling curve and the Pareto front
     bool use_profiles = true;
+    SimBudget budget;  // what one simulation may use (--max-tasks, --max-memory)
     std::function<void(size_t, size_t)> progress;
 };
 

@@ -146,7 +146,9 @@ std::string line_chart(const std::string& id, const std::string& title, const st
             xmin = std::min(xmin, l.x[i]), xmax = std::max(xmax, l.x[i]), ymax = std::max(ymax, l.y[i]);
     if (!(xmax > 0)) xmin = 1, xmax = 2;
     if (xmin == xmax) xmin /= 2, xmax *= 2;
-    const auto [y1, ystep] = nice_axis(ymax);
+    // Plain locals, not a structured binding: clang 14 cannot capture bindings in lambdas (C++20 P1091).
+    const auto [y_axis_max, ystep] = nice_axis(ymax);
+    const double y1 = y_axis_max;
     const double pw = kWidth - 90 - kRight, ph = height - top - bottom;
     const double lx0 = std::log2(xmin), lx1 = std::log2(xmax);
     auto X = [&](double v) { return 90 + pw * (std::log2(v) - lx0) / (lx1 - lx0); };
@@ -187,7 +189,8 @@ std::string gantt(const std::string& id, const std::string& title, const std::ve
     const int row_h = 18, gap = 6, top = 50;
     const int height = top + static_cast<int>(rows.size()) * (row_h + gap) + 50;
     const double plot = kWidth - kLeft - kRight;
-    const auto [axis_max, step] = nice_axis(total);
+    const auto [axis_top, step] = nice_axis(total);
+    const double axis_max = axis_top;  // a plain local: clang 14 cannot capture structured bindings in lambdas
     auto X = [&](double t) { return kLeft + plot * t / axis_max; };
     std::string o = open(id, title, height);
     std::vector<Category> with_idle = cats;

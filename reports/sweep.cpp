@@ -1,5 +1,7 @@
 #include "reports/sweep.hpp"
 
+#include "hardware/limits.hpp"
+
 #include <algorithm>
 #include <filesystem>
 
@@ -28,6 +30,19 @@ std::string system_label(const Json& sys) {
 }
 
 }  // namespace
+
+// A sweep's grid is searched point by point: beyond this many points it is a batch job for several sweeps.
+constexpr long long kMaxSweepPoints = 100'000;
+// chip_scale multiplies the chip count: beyond 4096x no catalog system exists anyway.
+constexpr double kMaxChipScale = 4096;
+
+// The JSON path inside an axis value that a scenario error names: "$.model.heads" for the model axis is ".heads"
+// after the value's own path; for a scalar axis nothing follows.
+static std::string axis_inner_path(const std::string& scenario_path, const std::string& at, const std::string& axis) {
+    if (axis != "system" && axis != "model") return "";
+    const std::string prefix = "$." + at;
+    return scenario_path.rfind(prefix, 0) == 0 ? scenario_path.substr(prefix.size()) : "";
+}
 
 Sweep load_sweep(const std::string& file, const Catalog& cat) {
     const Json j = load_json_file(file);
@@ -64,20 +79,25 @@ Sweep load_sweep(const std::string& file, const Catalog& cat) {
             if ((n == "system" || n == "model") && !v.is_object()) throw InputError(file, path, "expected an object (as in a scenario)");
             if ((n == "chip_scale" || n == "global_batch_seqs" || n == "token_budget") && (!v.is_number() || v.get<double>() <= 0))
                 throw InputError(file, path, "expected a positive number");
+            if (n == "chip_scale" && v.get<double>() > kMaxChipScale)
+                throw InputError(file, path, fmt::format("expected a multiple of the chip count up to {:g}", kMaxChipScale));
             if (n == "global_batch_seqs" && !v.is_number_integer()) throw InputError(file, path, "expected an integer");
             if ((n == "price_option" || n == "region") && !v.is_string()) throw InputError(file, path, "expected a string");
             if (n == "price_option") price_option(v.get<std::string>(), file, path);
-            // Each system/model value must make a valid scenario with the base; report it at its sweep path.
-            if (n == "system" || n == "model") {
+            // Each value that changes the scenario must make a valid scenario with the base (ranges, catalog names,
+            // prices in the region); an error is reported at its sweep path.
+            if (n != "chip_scale" && n != "price_option") {
                 Json trial = base;
-                trial[n] = v;
+                const char* at = n == "global_batch_seqs" ? "batch" : n == "token_budget" ? "training"
+                                 : n == "region"          ? "pricing" : name;
+                if (n == "system" || n == "model") trial[n] = v;
+                else if (n == "region") trial["pricing"] = Json{{"region", v}};
+                else trial[at][n] = v;
                 try {
                     scenario_from_json(trial, file, cat);
                 } catch (const InputError& e) {
-                    std::string inner = e.json_path();
-                    inner = inner.size() > 2 + n.size() ? inner.substr(2 + n.size()) : "";
                     const std::string what = e.what();
-                    throw InputError(file, path + inner, what.substr(what.rfind(": ") + 2));
+                    throw InputError(file, path + axis_inner_path(e.json_path(), at, n), what.substr(what.rfind(": ") + 2));
                 }
             }
             a.values.push_back(v);
@@ -85,7 +105,12 @@ Sweep load_sweep(const std::string& file, const Catalog& cat) {
         sw.axis_names.push_back(name);
         list.push_back(std::move(a));
     }
-    // The grid: every combination, first axis slowest.
+    // The grid: every combination, first axis slowest; its size is checked before anything is built.
+    double points = 1;
+    for (const auto& a : list) points *= double(a.values.size());
+    if (points > kMaxSweepPoints)
+        o.fail("axes", fmt::format("the grid has {:g} points, more than the {} a sweep runs (split it into several sweeps)",
+                                   points, kMaxSweepPoints));
     std::vector<size_t> idx(list.size(), 0);
     while (true) {
         Json pj = base;
@@ -113,7 +138,8 @@ Sweep load_sweep(const std::string& file, const Catalog& cat) {
         pt.scenario = scenario_from_json(pj, file, cat);
         if (scale != 1) {
             const long long chips = std::llround(pt.scenario.system.chips * scale);
-            auto sys = cat.resized(pt.scenario.system, static_cast<int>(chips));
+            auto sys = chips <= limits::max_chips ? cat.resized(pt.scenario.system, static_cast<int>(chips))
+                                                  : std::nullopt;
             if (!sys) throw InputError(file, "$.axes.chip_scale", fmt::format("x{:g} of {} ({} chips) is no {} system", scale,
                                                                               pt.scenario.system.label, chips,
                                                                               pt.scenario.system.chip.name));
@@ -127,10 +153,12 @@ Sweep load_sweep(const std::string& file, const Catalog& cat) {
     return sw;
 }
 
-SweepRow run_sweep_point(const SweepPoint& p, Objective objective, const Catalog& cat, const ReliabilityInputs& rel) {
+SweepRow run_sweep_point(const SweepPoint& p, Objective objective, const Catalog& cat, const ReliabilityInputs& rel,
+                         const SimBudget& budget) {
     SweepRow row;
     row.point = &p;
     SearchOptions o;
+    o.budget = budget;
     o.objective = objective;
     o.price = p.price;
     o.top = 1;

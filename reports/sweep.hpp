@@ -34,7 +34,8 @@ struct SweepRow {
     SearchResult search;  // ranked.front() is the point's best plan (when any fits)
 };
 
-SweepRow run_sweep_point(const SweepPoint& p, Objective objective, const Catalog& cat, const ReliabilityInputs& rel);
+SweepRow run_sweep_point(const SweepPoint& p, Objective objective, const Catalog& cat, const ReliabilityInputs& rel,
+                         const SimBudget& budget = {});
 
 std::string sweep_csv(const Sweep& s, const std::vector<SweepRow>& rows);
 nlohmann::json sweep_json(const Sweep& s, const std::vector<SweepRow>& rows);

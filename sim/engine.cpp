@@ -58,7 +58,9 @@ SimResult run_engine(const TaskGraph& g, const EngineOptions& opt) {
 
     size_t done = 0;
     while (!events.empty()) {
-        auto [t_now, t] = events.top();
+        // Plain locals, not a structured binding: clang 14 cannot capture bindings in the lambda below.
+        const double t_now = events.top().first;
+        const uint32_t t = events.top().second;
         events.pop();
         ++done;
         r.makespan_s = std::max(r.makespan_s, t_now);

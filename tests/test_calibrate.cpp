@@ -1,6 +1,7 @@
 // podsim calibrate: the plan's real kernels, at the plan's shard shapes, measured on this machine.
 #include <doctest/doctest.h>
 
+#include <chrono>
 #include <cmath>
 #include <fstream>
 #include <set>
@@ -143,4 +144,51 @@ TEST_CASE("data parallel on loopback: two processes with a real gradient all-red
         if (std::fabs(predicted_s / measured_s - 1) <= 0.20) break;
     }
     CHECK(predicted_s == approx(measured_s).epsilon(0.20));
+}
+
+TEST_CASE("time_kernel: the budget counts from the warm-up; one repetition at least, more only while they fit") {
+    int calls = 0;
+    const auto t0 = podsim::calib::time_kernel([&] { ++calls; }, 0.0);
+    CHECK(t0.reps == 1);
+    CHECK(calls == 2);  // warm-up + one timed repetition
+    calls = 0;
+    CHECK(podsim::calib::time_kernel([&] { ++calls; }, 0.0, 3).reps == 3);
+    CHECK(podsim::calib::time_kernel([&] { ++calls; }, 10.0).reps == 50);  // a cheap kernel stops at 50
+}
+
+TEST_CASE("calibrate --budget-s is a bound: DeepSeek-V3 in 5 s, kernels over the budget skipped with the reason") {
+    // Before issue #10 this took 238 s and 3.97 GB: every kernel ran at least 64 tokens and six times, whatever the
+    // budget, and the logits GEMM's 3.7 GB weights were allocated whole.
+    const std::string prof = temp_dir() + "/deepseek-profile.json";
+    const auto t0 = std::chrono::steady_clock::now();
+    auto r = run_podsim("calibrate " + scenario("deepseek-v3-671b-2048xh800.json") + " --out " + prof + " --budget-s 5");
+    const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    CHECK(wall_s < 60);  // generous: process start and a loaded 2-core CI machine; the profile's own figure is tight
+    auto j = podsim::Json::parse(std::ifstream(prof));
+    MESSAGE("calibrate DeepSeek-V3 --budget-s 5: " << wall_s << " s wall, " << j["elapsed_s"].get<double>()
+                                                    << " s recorded, peak " << j["peak_rss_bytes"].get<double>() / (1 << 20)
+                                                    << " MiB, " << j["measurements"].size() << " kernels measured, "
+                                                    << j["skipped"].size() << " skipped");
+    CHECK(j["budget_s"] == 5);
+    CHECK(j["elapsed_s"].get<double>() <= 5 + 1.0);
+    CHECK(j["largest_kernel_bytes"].get<double>() <= j["memory_limit_bytes_per_kernel"].get<double>());
+    CHECK(j["peak_rss_bytes"].get<double>() < 1024.0 * (1 << 20));
+    CHECK(j["measurements"].size() >= 5);
+    for (const auto& s : j["skipped"]) CHECK(s["reason"].get<std::string>().find("over the") != std::string::npos);
+    for (const auto& m : j["measurements"]) CHECK(m["reps"].get<int>() >= 1);
+    CHECK(r.out.find("of the 5 s budget") != std::string::npos);
+    // The profile still loads (skipped kernels fall back to the fitted per-kind models).
+    CHECK_NOTHROW(podsim::calib::load_kernel_profile(prof));
+}
+
+TEST_CASE("calibrate --budget-s below a second, or not a finite number, is a usage error") {
+    for (const char* b : {"0.5", "0", "-3", "nan", "inf", "1e400", "five"}) {
+        CAPTURE(b);
+        auto r = run_podsim("calibrate " + scenario("seed-1.2t-v4-2048.json") + " --out " + temp_dir() +
+                            "/never.json --budget-s " + b);
+        CHECK(r.exit_code == 2);
+        CHECK(r.err.find("--budget-s") != std::string::npos);
+    }
 }

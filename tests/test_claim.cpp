@@ -28,5 +28,5 @@ TEST_CASE("a claim at what the plan achieves is plausible; a bad claim file name
         "claim": {"hardware_utilization": 1.5}})");
     auto b = run_podsim("check " + dir + "/bad.json");
     CHECK(b.exit_code == 1);
-    CHECK(b.err.find("$.claim.hardware_utilization: expected a fraction in (0, 1]") != std::string::npos);
+    CHECK(b.err.find("$.claim.hardware_utilization: expected a number from 0.01 to 1") != std::string::npos);
 }

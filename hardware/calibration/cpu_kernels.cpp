@@ -19,24 +19,32 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// Operand values sin(seed + 0.001 (i mod 9973)): one period computed, then copied, since a sin per element made
+// filling gigabyte operands cost seconds.
 std::vector<float> filled(size_t n, float seed) {
+    constexpr size_t period = 9973;
     std::vector<float> v(n);
-    for (size_t i = 0; i < n; ++i) v[i] = std::sin(seed + 0.001f * static_cast<float>(i % 9973));
+    for (size_t i = 0; i < std::min(n, period); ++i) v[i] = std::sin(seed + 0.001f * static_cast<float>(i));
+    for (size_t i = period; i < n; i += period) std::memcpy(v.data() + i, v.data(), sizeof(float) * std::min(period, n - i));
     return v;
 }
+
+double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
 }  // namespace
 
 Timing time_kernel(const std::function<void()>& fn, double budget_s, int min_reps) {
+    const auto start = Clock::now();
     fn();  // warm-up: page in operands, let OpenBLAS spin up its threads
     std::vector<double> t;
-    const auto start = Clock::now();
+    // Stop before a repetition that would end past the budget (predicted by the last one, or by the warm-up).
+    double last_s = seconds_since(start);
     while (t.size() < 50 &&
-           (static_cast<int>(t.size()) < min_reps ||
-            std::chrono::duration<double>(Clock::now() - start).count() < budget_s)) {
+           (static_cast<int>(t.size()) < std::max(1, min_reps) || seconds_since(start) + last_s <= budget_s)) {
         const auto t0 = Clock::now();
         fn();
-        t.push_back(std::chrono::duration<double>(Clock::now() - t0).count());
+        last_s = seconds_since(t0);
+        t.push_back(last_s);
     }
     std::sort(t.begin(), t.end());
     return {t[t.size() / 2], t.front(), t.back(), static_cast<int>(t.size())};
@@ -159,6 +167,92 @@ Timing stream_add(long n, double budget_s) {
     return time_kernel([&] {
         for (long i = 0; i < n; ++i) y[i] = a[i] + b[i];
     }, budget_s);
+}
+
+const char* to_string(KernelFn fn) {
+    switch (fn) {
+        case KernelFn::gemm: return "gemm";
+        case KernelFn::attention: return "attention";
+        case KernelFn::layernorm: return "layernorm";
+        case KernelFn::gelu: return "gelu";
+        case KernelFn::swiglu: return "swiglu";
+        case KernelFn::embedding: return "embedding";
+        case KernelFn::cross_entropy: return "cross_entropy";
+        case KernelFn::stream_add: return "stream_add";
+        case KernelFn::adamw: return "adamw";
+    }
+    return "?";
+}
+
+double footprint_bytes(const KernelShape& s) {
+    const double m = double(s.m), n = double(s.n), k = double(s.k);
+    switch (s.fn) {
+        case KernelFn::gemm: return 4 * (m * k + k * n + m * n);
+        case KernelFn::attention: return 4 * (4 * m * n * k + n * n);  // q, k, v, out; one score matrix reused
+        case KernelFn::layernorm: return 4 * (2 * m * n + n);
+        case KernelFn::gelu: return 8 * m;
+        case KernelFn::swiglu: return 12 * m;
+        case KernelFn::embedding: return 4 * (k * n + m * n);
+        case KernelFn::cross_entropy: return 4 * (m * n + m);
+        case KernelFn::stream_add: return 12 * m;
+        case KernelFn::adamw: return 16 * m;
+    }
+    return 0;
+}
+
+double estimated_call_s(const KernelShape& s, const KernelRates& r) {
+    const double m = double(s.m), n = double(s.n), k = double(s.k);
+    const double stream = 1 / r.stream_elems_per_s, ex = 1 / r.exp_elems_per_s;
+    double t = 0;
+    switch (s.fn) {
+        case KernelFn::gemm: t = std::max(2 * m * n * k / r.flops_per_s, (m * k + k * n + m * n) * stream / 3); break;
+        case KernelFn::attention: t = m * (4 * n * n * k / r.flops_per_s + n * n * (ex + stream)); break;
+        case KernelFn::layernorm: t = 3 * m * n * stream; break;  // mean, variance, normalize
+        case KernelFn::gelu: t = m * ex; break;
+        case KernelFn::swiglu: t = m * ex; break;
+        case KernelFn::embedding: t = m * n * stream; break;
+        case KernelFn::cross_entropy: t = m * n * (ex + stream); break;
+        case KernelFn::stream_add: t = m * stream; break;
+        case KernelFn::adamw: t = 3 * m * stream; break;  // four arrays read, three written, a sqrt each
+    }
+    return t + r.call_overhead_s;
+}
+
+double estimated_setup_s(const KernelShape& s, const KernelRates& r) { return footprint_bytes(s) / r.fill_bytes_per_s; }
+
+Timing run_kernel(const KernelShape& s, double budget_s) {
+    switch (s.fn) {
+        case KernelFn::gemm: return gemm(s.m, s.n, s.k, budget_s);
+        case KernelFn::attention: return attention(s.m, s.n, s.k, true, budget_s);
+        case KernelFn::layernorm: return layernorm(s.m, s.n, budget_s);
+        case KernelFn::gelu: return gelu(s.m, budget_s);
+        case KernelFn::swiglu: return swiglu(s.m, budget_s);
+        case KernelFn::embedding: return embedding(s.m, s.n, s.k, budget_s);
+        case KernelFn::cross_entropy: return cross_entropy(s.m, s.n, budget_s);
+        case KernelFn::stream_add: return stream_add(s.m, budget_s);
+        case KernelFn::adamw: return adamw(s.m, budget_s);
+    }
+    return {};
+}
+
+KernelRates probe_cpu_rates() {
+    KernelRates r;
+    // Each probe: a few milliseconds. The GEMM is small, so its rate is below what large GEMMs reach: estimates
+    // err on the long side, and the caller corrects them from each kernel it runs.
+    const Timing g = gemm(256, 256, 256, 0.005);
+    r.flops_per_s = 2.0 * 256 * 256 * 256 / g.min_s;
+    constexpr long n = 1 << 21;
+    const auto t0 = Clock::now();
+    const Timing a = stream_add(n, 0.005);
+    const double total_s = seconds_since(t0);
+    r.stream_elems_per_s = n / a.min_s;
+    // What the call spent outside its warm-up and timed runs went to allocating and filling its 12 n bytes.
+    // (Clamped: the difference of two wall-clock figures can be near zero on a noisy host.)
+    r.fill_bytes_per_s = std::clamp(12.0 * n / std::max(1e-6, total_s - (a.reps + 1) * a.median_s), 2e8, 2e10);
+    const Timing e = gelu(n / 4, 0.005);
+    r.exp_elems_per_s = (n / 4) / e.min_s;
+    r.call_overhead_s = stream_add(16, 0.001).min_s + 5e-6;
+    return r;
 }
 
 HostInfo host_info() {

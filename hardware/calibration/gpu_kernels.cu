@@ -4,6 +4,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <chrono>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -30,17 +31,20 @@ struct Buffer {
     Buffer& operator=(const Buffer&) = delete;
 };
 
-// Warm-up, then repetitions until the budget is spent (at least 5, at most 100), each timed with events.
+// Warm-up, then repetitions (each timed with events) while another one, as long as the last, still fits in the
+// budget counted from the start of the warm-up: at least one, at most 100 (as time_kernel on the CPU).
 template <typename F>
 Timing time_gpu(F&& launch, double budget_s) {
     cudaEvent_t a, b;
     check(cudaEventCreate(&a), "event");
     check(cudaEventCreate(&b), "event");
+    const auto start = std::chrono::steady_clock::now();
     launch();
     check(cudaDeviceSynchronize(), "warm-up");
     std::vector<double> t;
-    double spent = 0;
-    while (t.size() < 100 && (t.size() < 5 || spent < budget_s)) {
+    double spent = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    double last = spent;
+    while (t.size() < 100 && (t.empty() || spent + last <= budget_s)) {
         check(cudaEventRecord(a), "record");
         launch();
         check(cudaEventRecord(b), "record");
@@ -48,7 +52,8 @@ Timing time_gpu(F&& launch, double budget_s) {
         float ms = 0;
         check(cudaEventElapsedTime(&ms, a, b), "elapsed");
         t.push_back(ms / 1e3);
-        spent += ms / 1e3;
+        last = ms / 1e3;
+        spent = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     }
     cudaEventDestroy(a);
     cudaEventDestroy(b);

@@ -72,7 +72,8 @@ KernelProfile load_kernel_profile(const std::string& file) {
         p.kind = m.string("kind");
         p.median_s = m.positive("median_s");
         p.min_s = m.positive("min_s");
-        p.token_shrink = m.positive("token_shrink");
+        // Measured work over the plan's: tokens shrunk for time, and widths where the memory limit cut them.
+        p.token_shrink = m.positive("token_shrink") * m.number_in("width_shrink", 1e-12, 1, 1.0);
         p.plan_flops = m.opt_number("plan_flops").value_or(0);
         p.plan_bytes = m.opt_number("plan_bytes").value_or(0);
         p.min_dim = m.opt_number("plan_min_dim").value_or(0);

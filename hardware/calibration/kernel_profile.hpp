@@ -11,7 +11,7 @@ struct KernelPoint {
     double min_dim = 0;      // smallest GEMM dimension at plan size
     double median_s = 0;     // at the measured (shrunk) size
     double min_s = 0;        // fastest repetition: what predictions use (least disturbed by the rest of the host)
-    double token_shrink = 1; // measured size / plan size
+    double token_shrink = 1; // measured work / plan work (the profile's token_shrink x width_shrink)
     double plan_flops = 0, plan_bytes = 0;  // the op's size in the plan it was calibrated for
 };
 
