@@ -116,8 +116,10 @@ TEST_CASE("interleaved 1F1B with fewer micro-batches than stages is refused with
 
 TEST_CASE("claims out of range are errors: negative days, zero parameters, a 1e-9 utilization") {
     const std::string scen = scenario("seed-1.2t-v4-2048.json");
-    for (const auto& [key, value] : std::vector<std::pair<std::string, double>>{
+    for (const auto& kv : std::vector<std::pair<std::string, double>>{
              {"training_days", -21}, {"params", 0}, {"hardware_utilization", 1e-9}, {"tokens", -5}, {"cost_usd", 0}}) {
+        const std::string key = kv.first;  // a named copy: doctest's INFO captures it in a lambda (clang 14)
+        const double value = kv.second;
         Json c = {{"schema_version", 1}, {"name", "bad"}, {"scenario", scen}, {"claim", {{key, value}}}};
         write_file(temp_dir() + "/claim-" + key + ".json", c.dump());
         const auto r = run_podsim("check " + temp_dir() + "/claim-" + key + ".json");
