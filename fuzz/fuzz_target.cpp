@@ -15,9 +15,12 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     using podsim::fuzz::Target;
+    // PODSIM_FUZZ_VERBOSE=1: one line per input with how it ended (to see what a corpus reaches).
+    static const bool verbose = std::getenv("PODSIM_FUZZ_VERBOSE") != nullptr;
     try {
-        podsim::fuzz::run_input(Target::PODSIM_FUZZ_TARGET,
-                                std::string_view(reinterpret_cast<const char*>(data), size));
+        const auto o = podsim::fuzz::run_input(Target::PODSIM_FUZZ_TARGET,
+                                               std::string_view(reinterpret_cast<const char*>(data), size));
+        if (verbose) std::fprintf(stderr, "podsim fuzz outcome: %s\n", podsim::fuzz::to_string(o));
     } catch (const std::exception& e) {
         std::fprintf(stderr, "podsim fuzz finding: %s escaped: %s\n", typeid(e).name(), e.what());
         std::abort();

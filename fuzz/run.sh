@@ -30,12 +30,12 @@ for t in $targets; do
   ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0} "$build/fuzz/fuzz_$t" "${mode[@]}" -max_total_time="$secs" \
     -rss_limit_mb=2048 -timeout=10 -dict=fuzz/json.dict -artifact_prefix="fuzz/findings/$t/" -print_final_stats=1 \
     "$corpus/$t" >"$log" 2>&1 || rc=$?
-  execs=$(grep -E '^stat::number_of_executed_units' "$log" | tail -1 | awk '{print $2}')
-  speed=$(grep -E '^stat::average_exec_per_sec' "$log" | tail -1 | awk '{print $2}')
+  execs=$(grep -E '^stat::number_of_executed_units' "$log" | tail -1 | awk '{print $2}' || true)
+  speed=$(grep -E '^stat::average_exec_per_sec' "$log" | tail -1 | awk '{print $2}' || true)
   if [[ -z $execs ]]; then  # fork mode prints no stat:: lines; its last status line has the totals
-    last=$(grep -E '^#[0-9]+' "$log" | tail -1)
+    last=$(grep -E '^#[0-9]+' "$log" | tail -1 || true)
     execs=$(sed -E 's/^#([0-9]+).*/\1/' <<<"$last")
-    speed=$(sed -nE 's/.*exec\/s: ([0-9]+).*/\1/p' <<<"$last")
+    speed=$(sed -nE 's/.*exec\/s:? ([0-9]+).*/\1/p' <<<"$last")
   fi
   found=$(find "fuzz/findings/$t" -type f -newer "$stamp" | wc -l)
   echo "fuzz_$t: ${execs:-?} executions in ${secs} s (${speed:-?}/s), $found finding(s), libFuzzer exit $rc (log: $log)"
