@@ -16,7 +16,13 @@ namespace {
 double predict(const PublishedRun& run, double fraction) {
     StepOptions opt;
     opt.matmul_fraction_override = fraction;
-    return simulate_published(run, opt).step.step_time_s;
+    const StepResult r = simulate_published(run, opt).step;
+    if (!(r.step_time_s > 0)) {  // a split, placement or size rule broken: no time to fit to
+        std::string why;
+        for (const auto& x : r.infeasible) why += (why.empty() ? "" : "; ") + x;
+        throw InputError(run.id, "$", "cannot be simulated: " + why);
+    }
+    return r.step_time_s;
 }
 
 double mean_log_ratio(const std::vector<const PublishedRun*>& runs, double fraction) {

@@ -16,7 +16,9 @@ CommonFlags parse_flags(const Args& args, const std::string& cmd, std::initializ
     CommonFlags f;
     std::set<std::string> own_valued(valued.begin(), valued.end());
     const std::set<std::string> own_switches(switches.begin(), switches.end());
-    own_valued.insert({"--max-tasks", "--max-memory"});  // every command that simulates has a budget (budget_flags)
+    // Every command that simulates plans it is given or searches has a budget (budget_flags); calibrate runs
+    // kernels, and fit simulates published runs with the default budget.
+    if (cmd != "calibrate" && cmd != "fit") own_valued.insert({"--max-tasks", "--max-memory"});
     for (size_t i = 0; i < args.size(); ++i) {
         const std::string& a = args[i];
         auto value = [&]() -> std::string {

@@ -1,5 +1,9 @@
 #include "reports/cost.hpp"
 
+#include <cmath>
+
+#include "models/result_checks.hpp"
+
 namespace podsim {
 
 const OptionCost* find_option(const CostReport& c, PriceOption p) {
@@ -16,6 +20,26 @@ std::optional<double> system_usd_per_hour(const Catalog& cat, const SystemSpec& 
     if (!u) return std::nullopt;
     return *u * (sys.is_gpu ? sys.nodes : sys.chips);
 }
+
+namespace {
+
+// Every figure a cost report prints is finite and non-negative, and goodput a fraction (models/result_checks.hpp).
+void check_costs(const CostReport& c) {
+    const double inf = INFINITY;
+    const std::string at = "cost report";
+    check_figure("time_to_train_s", c.time_to_train_s, 0, inf, at);
+    check_figure("chip_hours", c.chip_hours, 0, inf, at);
+    for (const Goodput* g : {&c.goodput, &c.goodput_spot}) {
+        check_figure("goodput", g->goodput, 0, 1, at);
+        check_figure("effective_time_s", g->effective_time_s, 0, inf, at);
+    }
+    for (const OptionCost& o : c.options)
+        for (const auto& v : {o.usd_per_hour, o.usd_per_million_tokens, o.usd_total, o.usd_total_with_failures,
+                              std::optional<double>(o.effective_time_s)})
+            if (v) check_figure(to_string(o.option), *v, 0, inf, at + " (dollars and times)");
+}
+
+}  // namespace
 
 CostReport cost_report(const ModelSpec& m, const SystemSpec& sys, const StepResult& step, double token_budget,
                        const Catalog& cat, const std::string& region, const ReliabilityInputs& rel) {
@@ -57,6 +81,7 @@ CostReport cost_report(const ModelSpec& m, const SystemSpec& sys, const StepResu
         }
         c.options.push_back(oc);
     }
+    check_costs(c);
     return c;
 }
 
