@@ -108,15 +108,18 @@ std::vector<LoweredCollective> CollectiveTimer::lower_all(const Traffic& t) cons
 CollectiveCost CollectiveTimer::cost_with(const Traffic& fg, const std::vector<Traffic>& background) const {
     const CollectiveCost alone = cost(fg.c, fg.bytes, fg.group);
     if (backend_ == NetworkBackend::analytical || background.empty() || alone.time_s <= 0) return alone;
-    auto key = std::make_tuple(static_cast<int>(fg.c), std::llround(fg.bytes), fg.group.sizes, fg.group.which,
-                               static_cast<int>(fg.group.part) + 100);  // distinct from the lone entries
-    for (const auto& b : background) std::get<1>(key) = std::get<1>(key) * 31 + std::llround(b.bytes) + b.group.which;
-    if (auto it = cache_.find(key); it != cache_.end()) return it->second;
+    std::vector<TrafficKey> key{key_of(fg)};
+    for (const auto& b : background) key.push_back(key_of(b));
+    if (auto it = shared_cache_.find(key); it != shared_cache_.end()) return it->second;
     if (!graph_) graph_ = std::make_unique<NetworkGraph>(build_network(sys_));
     std::vector<std::vector<LoweredCollective>> bg_all;
     for (const auto& b : background) bg_all.push_back(lower_all(b));
     CollectiveCost out{simulate_sharers(lower_all(fg), std::move(bg_all)), alone.algorithm};
-    return cache_[key] = out;
+    return shared_cache_[std::move(key)] = out;
+}
+
+CollectiveTimer::TrafficKey CollectiveTimer::key_of(const Traffic& t) {
+    return {static_cast<int>(t.c), std::llround(t.bytes), t.group.sizes, t.group.which, static_cast<int>(t.group.part)};
 }
 
 const GroupNetwork& CollectiveTimer::network(const GroupRef& g) const {
@@ -138,7 +141,7 @@ CollectiveCost CollectiveTimer::cost(Collective c, double bytes, const GroupRef&
         }
         return collective_cost(c, bytes, net);
     }
-    const auto key = std::make_tuple(static_cast<int>(c), std::llround(bytes), g.sizes, g.which, static_cast<int>(g.part));
+    const TrafficKey key = key_of({c, bytes, g});
     if (auto it = cache_.find(key); it != cache_.end()) return it->second;
     if (!graph_) graph_ = std::make_unique<NetworkGraph>(build_network(sys_));
     // Every instance of the group at once, with the algorithm the closed form picked (ring family or tree).

@@ -52,7 +52,13 @@ private:
     const SystemSpec& sys_;
     NetworkBackend backend_;
     mutable std::unique_ptr<NetworkGraph> graph_;
-    mutable std::map<std::tuple<int, long long, std::vector<int>, size_t, int>, CollectiveCost> cache_;
+    // One query exactly: collective, bytes (rounded to the byte), group layout, group index, part.
+    using TrafficKey = std::tuple<int, long long, std::vector<int>, size_t, int>;
+    static TrafficKey key_of(const Traffic& t);
+    mutable std::map<TrafficKey, CollectiveCost> cache_;
+    // A query with background traffic: the foreground's key, then each background's (no hash folding, so two
+    // different mixes can never share an entry).
+    mutable std::map<std::vector<TrafficKey>, CollectiveCost> shared_cache_;
     mutable size_t simulations_ = 0;
     mutable std::map<std::tuple<std::vector<int>, size_t, int>, GroupNetwork> networks_;
     mutable std::map<std::tuple<std::vector<int>, size_t>, NetLevel> neighbours_;
