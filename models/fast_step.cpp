@@ -112,37 +112,37 @@ const StepEstimator::LayerEntry& StepEstimator::layer(const ParallelPlan& p, Lay
 double StepEstimator::one_f_one_b_small(long long M, double t) {
     const int P = static_cast<int>(stages_.size());
     const int m = static_cast<int>(M);
-    // Per stage: its passes in order (warm-up forwards, then forward/backward pairs, then the rest backwards).
-    std::vector<std::vector<std::pair<bool, int>>> order(P);
-    for (int s = 0; s < P; ++s) {
-        const int warm = std::min(P - s - 1, m);
-        for (int i = 0; i < warm; ++i) order[s].push_back({true, i});
-        for (int i = 0; i < m - warm; ++i) order[s].push_back({true, warm + i}), order[s].push_back({false, i});
-        for (int i = m - warm; i < m; ++i) order[s].push_back({false, i});
-    }
-    std::vector<double> f_end(size_t(P) * m, -1), b_end(size_t(P) * m, -1), free_at(P, 0);
-    std::vector<size_t> next(P, 0);
+    // Pass j of stage s in 1F1B order (as stage_order): warm-up forwards, forward/backward pairs, the rest backwards.
+    auto pass = [&](int s, int j) -> std::pair<bool, int> {
+        const int warm = std::min(P - s - 1, m), pairs_end = warm + 2 * (m - warm);
+        if (j < warm) return {true, j};
+        if (j < pairs_end) return (j - warm) % 2 == 0 ? std::pair{true, warm + (j - warm) / 2}
+                                                      : std::pair{false, (j - warm) / 2};
+        return {false, m - warm + (j - pairs_end)};
+    };
+    // Scratch kept across calls: the planner evaluates many such plans, allocation-free after the first.
+    f_end_.assign(size_t(P) * m, -1), b_end_.assign(size_t(P) * m, -1), free_at_.assign(P, 0), next_.assign(P, 0);
     size_t left = size_t(2) * P * m;
     double end = 0;
     while (left > 0) {
         bool progressed = false;
         for (int s = 0; s < P; ++s) {
-            while (next[s] < order[s].size()) {
-                const auto [fwd, i] = order[s][next[s]];
+            while (next_[s] < 2 * m) {
+                const auto [fwd, i] = pass(s, next_[s]);
                 // Input: the previous stage's forward (stage 0: none), the next stage's backward (last stage: its
                 // own forward, already done in its order).
                 double ready = 0;
                 if (fwd && s > 0) {
-                    if (f_end[size_t(s - 1) * m + i] < 0) break;
-                    ready = f_end[size_t(s - 1) * m + i] + t;
+                    if (f_end_[size_t(s - 1) * m + i] < 0) break;
+                    ready = f_end_[size_t(s - 1) * m + i] + t;
                 } else if (!fwd && s < P - 1) {
-                    if (b_end[size_t(s + 1) * m + i] < 0) break;
-                    ready = b_end[size_t(s + 1) * m + i] + t;
+                    if (b_end_[size_t(s + 1) * m + i] < 0) break;
+                    ready = b_end_[size_t(s + 1) * m + i] + t;
                 }
-                const double done = std::max(free_at[s], ready) + (fwd ? stages_[s].F : stages_[s].B);
-                (fwd ? f_end : b_end)[size_t(s) * m + i] = done;
-                free_at[s] = done, end = std::max(end, done);
-                ++next[s], --left, progressed = true;
+                const double done = std::max(free_at_[s], ready) + (fwd ? stages_[s].F : stages_[s].B);
+                (fwd ? f_end_ : b_end_)[size_t(s) * m + i] = done;
+                free_at_[s] = done, end = std::max(end, done);
+                ++next_[s], --left, progressed = true;
             }
         }
         if (!progressed) break;  // cannot happen for 1F1B orders; guards against an endless loop

@@ -74,6 +74,8 @@ private:
     std::vector<StageWork> stages_;
     // 1F1B with fewer micro-batches than stages, played out pass by pass over stages_ (hand-off `t`).
     double one_f_one_b_small(long long micro_batches, double t);
+    std::vector<double> f_end_, b_end_, free_at_;  // its scratch
+    std::vector<int> next_;
 
     ModelSpec m_;
     SystemSpec sys_;
