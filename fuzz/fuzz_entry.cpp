@@ -113,7 +113,7 @@ StepOptions step_options() {
 // InternalError otherwise: a printed lie is a finding like a crash).
 Outcome step(const ModelSpec& m, const SystemSpec& sys, const ParallelPlan& p, StepResult* out = nullptr) {
     StepResult r = simulate_step(m, sys, p, step_options());
-    if (r.feasible) check_physical(r, p);
+    // (simulate_step itself checks a feasible result's figures: check_physical throws InternalError.)
     const Outcome o = r.feasible ? Outcome::simulated : Outcome::infeasible;
     if (out) *out = std::move(r);
     return o;
@@ -128,8 +128,9 @@ void closed_form(const ModelSpec& m, const SystemSpec& sys, const ParallelPlan& 
     StepEstimator est(m, sys, true, budget);
     const StepEstimate e = est.estimate(p);
     if (!e.feasible()) return;
+    const double ceiling = utilization_ceiling(sys.chip, p.precision);
     const bool ok = std::isfinite(e.step_time_s) && e.step_time_s > 0 && std::isfinite(e.tokens_per_s) &&
-                    e.tokens_per_s >= 0 && e.mfu >= 0 && e.mfu <= 1 && e.hfu >= 0 && e.hfu <= 1;
+                    e.tokens_per_s >= 0 && e.mfu >= 0 && e.mfu <= ceiling && e.hfu >= 0 && e.hfu <= ceiling;
     if (!ok)
         throw InternalError("closed form out of range for " + plan_label(p) + ": step " +
                             std::to_string(e.step_time_s) + " s, MFU " + std::to_string(e.mfu) + ", HFU " +
@@ -147,7 +148,6 @@ Outcome run_scenario(std::string_view bytes) {
 Outcome run_published(std::string_view bytes) {
     const auto runs = load_published_runs(workspace().write("published", bytes), catalog());
     const PublishedPrediction pred = simulate_published(runs.front(), step_options());
-    if (pred.step.feasible) check_physical(pred.step, pred.plan);
     return pred.step.feasible ? Outcome::simulated : Outcome::infeasible;
 }
 

@@ -1,5 +1,6 @@
 #include "models/result_checks.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
@@ -22,7 +23,15 @@ void check_figure(const char* name, double value, double lo, double hi, const st
     throw InternalError(std::string(buf) + " (" + context + "); this is a bug in podsim, please report it");
 }
 
-void check_physical(const StepResult& r, const ParallelPlan& p) {
+double utilization_ceiling(const ChipSpec& chip, Precision precision) {
+    const double bf16 = chip.peak_bf16_flops_per_s;
+    const double own = precision == Precision::fp8    ? chip.peak_fp8_flops_per_s
+                       : precision == Precision::fp16 ? chip.peak_fp16_flops_per_s
+                                                      : bf16;
+    return std::max(1.0, own / bf16);
+}
+
+void check_physical(const StepResult& r, const ParallelPlan& p, double ceiling) {
     if (!r.feasible) return;
     const std::string at = "plan " + plan_label(p);
     const double inf = INFINITY;
@@ -35,9 +44,9 @@ void check_physical(const StepResult& r, const ParallelPlan& p) {
     check_figure("optimizer_s", r.breakdown.optimizer_s, 0, inf, at);
     check_figure("model_flops_per_step", r.model_flops_per_step, 0, inf, at);
     check_figure("hardware_flops_per_step", r.hardware_flops_per_step, 0, inf, at);
-    check_figure("mfu", r.mfu, 1e-300, 1, at);
-    check_figure("mfu_causal", r.mfu_causal, 1e-300, 1, at);
-    check_figure("hfu", r.hfu, 1e-300, 1, at);
+    check_figure("mfu", r.mfu, 1e-300, ceiling, at);
+    check_figure("mfu_causal", r.mfu_causal, 1e-300, ceiling, at);
+    check_figure("hfu", r.hfu, 1e-300, ceiling, at);
     check_figure("memory.total_bytes", r.memory.total_bytes, 0, inf, at);
 }
 

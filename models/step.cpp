@@ -449,7 +449,7 @@ StepResult simulate_step(const ModelSpec& m, const SystemSpec& sys, const Parall
     r.mfu = r.model_flops_per_step / denom;
     r.mfu_causal = r.tokens_per_step * model_flops_per_token(m, true) / denom;
     r.hfu = r.hardware_flops_per_step / denom;
-    check_physical(r, p);
+    check_physical(r, p, utilization_ceiling(chip, p.precision));
     return r;
 }
 
