@@ -113,7 +113,7 @@ per stage), ZeRO 0-3 (2 and 3 without pipelining), sequence parallelism, micro-b
 recomputation none/selective/minimal/full, the scenario's precision and fp8 where the chip has
 it; the scenario fixes the global batch and the framework's overlap behaviour. Plans that do not
 fit are counted by reason, with one example each. The rest are screened with podsim's closed-form
-step (the same op costs and memory model as the engine; within 2% of it, tests/test_fast_step.cpp),
+step (the engine's own priced step under the schedule's formula; within 1% of it, tests/test_one_step.cpp),
 and the best --confirm are re-simulated with the event engine, whose figures are printed.
 
   --objective       time (tokens/s), cost ($ per token at --price) or mfu (default time)

@@ -1,42 +1,23 @@
-// Lowers (model, system, plan) to the per-device task graph of one training step, runs it, and returns the
-// step's time, breakdown, utilization and memory, or the reasons the plan is impossible.
+// One training step by the event engine: the plan priced (step_costs.hpp), lowered with its schedule's program
+// order to a task graph (lower_step.hpp), run, and summarized (summarize.hpp): the step's time, breakdown,
+// utilization and memory, or the reasons the plan is impossible.
 #pragma once
 #include <string>
 #include <vector>
 
 #include "hardware/system.hpp"
 #include "models/memory.hpp"
+#include "models/lower_step.hpp"
 #include "models/op_cost.hpp"
 #include "models/plan.hpp"
+#include "models/step_costs.hpp"
 #include "models/step_parts.hpp"
+#include "models/summarize.hpp"
 #include "models/transformer.hpp"
 #include "sim/engine.hpp"
 #include "sim/network_backend.hpp"
 
 namespace podsim {
-
-struct StepBreakdown {
-    double compute_s = 0;        // kernels on the critical stage
-    double exposed_comm_s = 0;   // TP/CP/FSDP collectives not hidden, plus exposed gradient/parameter sync
-    double bubble_s = 0;         // pipeline fill/drain and waits on neighbours
-    double optimizer_s = 0;
-};
-
-struct NetworkUse {
-    std::string group;      // "tp", "cp", "dp", "pp"
-    int size = 1;
-    std::string path;       // "NVLink x8", "ICI 2 axes torus x16 + DCN x2"
-    std::string algorithm;  // for the group's main collective
-};
-
-// One task of the step's timeline (when asked for): which stage and stream ran what, when, and what its time was.
-struct TimelineSpan {
-    int stage = 0;
-    std::string stream;  // "compute", "send_fwd", "send_bwd", "dp"
-    std::string label;   // "F s0 c1 mb3", "B piece", "grad sync", "optimizer", "p2p"
-    double start_s = 0, finish_s = 0;
-    double compute_s = 0, exposed_comm_s = 0, optimizer_s = 0, side_comm_s = 0;  // parts of the duration
-};
 
 struct StepResult {
     bool feasible = true;

@@ -57,7 +57,9 @@ struct Candidate {
     size_t system;
     ParallelPlan plan;
     StepEstimate est;
-    bool operator<(const Candidate& o) const { return score < o.score; }  // max-heap: worst kept on top
+    size_t index;  // order of enumeration over all systems: equal scores resolve to the earliest plan
+    // max-heap: worst kept on top; a tie keeps the earlier plan, whatever the last bits of the scores
+    bool operator<(const Candidate& o) const { return score < o.score || (score == o.score && index < o.index); }
 };
 
 // Lower is better: seconds per token, dollars per token, or minus MFU.
@@ -110,7 +112,7 @@ SearchResult search_plans(const Scenario& s, const Catalog& cat, const Reliabili
     std::priority_queue<Candidate> best;           // overall, by the objective
     std::vector<std::optional<Candidate>> fastest(systems.size());  // per system, for the Pareto front
     auto t0 = Clock::now();
-    size_t done = 0;
+    size_t done = 0, seq = 0;
     for (size_t si = 0; si < systems.size(); ++si) {
         const SystemSpec& sys = systems[si];
         StepEstimator est(s.model, sys, o.use_profiles, o.budget);
@@ -120,6 +122,7 @@ SearchResult search_plans(const Scenario& s, const Catalog& cat, const Reliabili
         for_each_plan(sys, s.plan, spaces[si], [&](const ParallelPlan& p) {
             if (o.progress && (++done & 0x3fff) == 0) o.progress(done, total);
             ++ss.plans;
+            const size_t index = seq++;
             const StepEstimate e = est.estimate(p);
             if (!e.feasible()) {
                 if (ss.rejected[e.reject]++ == 0) {
@@ -137,7 +140,7 @@ SearchResult search_plans(const Scenario& s, const Catalog& cat, const Reliabili
                 return;
             }
             ++ss.feasible;
-            Candidate c{score_of(o.objective, e.tokens_per_s, e.mfu, usd_per_hour[si]), si, p, e};
+            Candidate c{score_of(o.objective, e.tokens_per_s, e.mfu, usd_per_hour[si]), si, p, e, index};
             if (!fastest[si] || e.step_time_s < fastest[si]->est.step_time_s) fastest[si] = c;
             if (best.size() < keep) best.push(c);
             else if (c.score < best.top().score) best.pop(), best.push(c);
@@ -171,11 +174,15 @@ SearchResult search_plans(const Scenario& s, const Catalog& cat, const Reliabili
         rp.cost = cost_report(s.model, rp.system, rp.step, s.token_budget, cat, s.region, rel);
         rp.usd_per_hour = usd_per_hour[c.system];
         rp.score = score_of(o.objective, rp.step.tokens_per_s, rp.step.mfu, rp.usd_per_hour);
+        rp.enumeration_index = c.index;
         res.ranked.push_back(std::move(rp));
     }
     res.confirmed = res.ranked.size();
-    std::stable_sort(res.ranked.begin(), res.ranked.end(),
-                     [](const RankedPlan& a, const RankedPlan& b) { return a.score < b.score; });
+    // Ties (equivalent plans, below) in enumeration order, so that the plan shown for them does not depend on
+    // which one the screening heap happened to return first.
+    std::sort(res.ranked.begin(), res.ranked.end(), [](const RankedPlan& a, const RankedPlan& b) {
+        return a.score < b.score || (a.score == b.score && a.enumeration_index < b.enumeration_index);
+    });
     // Plans that differ only in a setting with no effect here (selective recomputation under flash attention,
     // ZeRO-1 without data parallelism) give identical results: fold them into the first.
     std::vector<RankedPlan> folded;

@@ -47,6 +47,7 @@ struct RankedPlan {
     std::optional<double> usd_per_hour;    // at the chosen price option
     double score = 0;                   // lower is better, for the objective
     std::vector<std::string> equivalents;  // other plans with the very same step time and memory (folded away)
+    size_t enumeration_index = 0;          // the plan's place in the search's enumeration (ties go to the earliest)
 };
 
 struct SystemSearch {

@@ -372,8 +372,9 @@ std::vector<Section> sections(const Report& r) {
         Section sec{"Assumptions and sources", "", {}};
         sec.markdown += "- Op costs: " + st.efficiency_source + "\n";
         sec.markdown += "- Network: " + (st.network_backend.empty() ? std::string("analytical") : st.network_backend) + "\n";
-        sec.markdown += "- Strategy screening: podsim's closed-form step (same op costs and memory model as the event "
-                        "engine; within 2% of it on sampled plans); every plan shown was re-simulated with the engine.\n";
+        sec.markdown += "- Strategy screening: podsim's closed-form step (the event engine's priced step under the "
+                        "schedule's formula; within 1% of it on sampled plans); every plan shown was re-simulated "
+                        "with the engine.\n";
         sec.markdown += "- Chip and price data: hardware/catalog/ (every figure with its source); prices dated " +
                         (r.scenario_cost.price_date.empty() ? std::string("-") : r.scenario_cost.price_date) + ".\n";
         sec.markdown += "- Accuracy on published runs: see README, Accuracy (MAPE and worst error of `podsim validate`).\n";

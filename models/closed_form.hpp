@@ -1,0 +1,23 @@
+// The planner's face of a priced step: the schedule's closed form (schedule.hpp) plus each stage's tail (gradient
+// buckets draining, flush sync, optimizer, parameter gather), giving the same StageTiming the engine measures.
+#pragma once
+#include <vector>
+
+#include "models/schedule.hpp"
+#include "models/step_costs.hpp"
+#include "models/summarize.hpp"
+
+namespace podsim {
+
+class ClosedFormScheduler {
+public:
+    // Requires costs.structural_ok(). Scratch is kept across calls (no allocation per plan once warm).
+    StageTiming time(const StepCosts& costs);
+
+private:
+    PipelineFormula formula_;
+    std::vector<StageWork> work_;
+    std::vector<double> chunk_end_;
+};
+
+}  // namespace podsim

@@ -1,0 +1,42 @@
+// Pipeline schedules, each with its two faces side by side: the program order a stage runs its passes in (the
+// event engine lowers it to a task graph) and the closed form of the pipeline's length (the planner's formula).
+// A new schedule (zero-bubble, DualPipe) adds both here; tests/test_schedules.cpp checks that the two agree.
+#pragma once
+#include <vector>
+
+#include "models/plan.hpp"
+
+namespace podsim {
+
+// One pass of a stage: the forward or backward of one model chunk of the stage for one micro-batch.
+struct StagePass {
+    bool fwd;
+    int chunk;
+    int mb;
+};
+
+// Stage s's passes in program order under the plan's schedule (pp stages, vpp chunks, m micro-batches).
+std::vector<StagePass> program_order(Schedule schedule, int pp, int vpp, int stage, int micro_batches);
+
+// A stage's work per micro-batch, summed over its chunks (closed form input).
+struct StageWork {
+    double F = 0, B = 0;  // forward, backward (with recomputation)
+};
+
+// The closed form: time from the first forward to the end of stage 0's last backward, for stages with the given
+// work, m micro-batches, vpp chunks per stage and hand-off t between neighbouring stages. Exact for identical
+// stages; for unequal ones it follows the heaviest stage (tests/test_schedules.cpp: within 0.5% of the engine,
+// interleaved with uneven chunks within 12%).
+class PipelineFormula {
+public:
+    double pipeline_s(Schedule schedule, const std::vector<StageWork>& stages, long long micro_batches, int vpp,
+                      double t);
+
+private:
+    // 1F1B with fewer micro-batches than stages, played out pass by pass (hand-off t).
+    double one_f_one_b_small(const std::vector<StageWork>& stages, long long micro_batches, double t);
+    std::vector<double> f_end_, b_end_, free_at_;  // its scratch, kept across plans (no allocation per plan)
+    std::vector<int> next_;
+};
+
+}  // namespace podsim

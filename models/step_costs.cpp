@@ -1,0 +1,371 @@
+#include "models/step_costs.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cstdio>
+
+#include "hardware/topology.hpp"
+#include "models/layer_ops.hpp"
+#include "models/result_checks.hpp"
+#include "sim/collectives.hpp"
+
+namespace podsim {
+
+const char* to_string(Reject r) {
+    switch (r) {
+        case Reject::none: return "none";
+        case Reject::split: return "split";
+        case Reject::placement: return "placement";
+        case Reject::memory: return "memory";
+    }
+    return "?";
+}
+
+StepPricer::StepPricer(const ModelSpec& m, const SystemSpec& sys, const CollectiveTimer& timer, PricingOptions opt)
+    : m_(m), sys_(sys), timer_(timer), opt_(opt) {
+    ParallelPlan p;
+    p.precision = Precision::bf16;
+    bf16_ = resolve_efficiency(sys_, p, opt_.use_profiles, opt_.matmul_fraction_override, bf16_source_);
+    p.precision = Precision::fp8;
+    fp8_ = resolve_efficiency(sys_, p, opt_.use_profiles, opt_.matmul_fraction_override, fp8_source_);
+    flops_per_token_ = model_flops_per_token(m_);
+    flops_per_token_causal_ = model_flops_per_token(m_, true);
+    dense_layer_params_ = m_.dense_layer_params();
+    moe_layer_params_ = m_.moe.enabled() ? m_.moe_layer_params() : 0;
+    routed_params_per_moe_layer_ = m_.moe.enabled() ? double(m_.moe.experts) * m_.expert_params() : 0;
+    moe_prefix_.assign(m_.layers + 1, 0);
+    for (int i = 0; i < m_.layers; ++i) moe_prefix_[i + 1] = moe_prefix_[i] + m_.is_moe_layer(i);
+}
+
+double StepPricer::collective_s(Collective c, double bytes, const GroupRef& g, const GroupNetwork& net) const {
+    // The analytical timer answers exactly this (CollectiveTimer::cost); asking it directly skips its map lookup.
+    if (timer_.backend() == NetworkBackend::analytical) return collective_cost(c, bytes, net).time_s;
+    return timer_.cost(c, bytes, g).time_s;
+}
+
+StepPricer::LayoutEntry& StepPricer::layout(const ParallelPlan& p) {
+    // Degrees are at most limits::max_chips (2^22): 22 bits each, exact.
+    const std::pair<uint64_t, uint64_t> key{
+        uint64_t(p.tp) | uint64_t(p.cp) << 22 | uint64_t(p.pp) << 44,
+        uint64_t(p.dp) | uint64_t(p.ep) << 22 | uint64_t(p.expert_tp()) << 44};
+    auto it = layouts_.find(key);
+    if (it != layouts_.end()) return it->second;
+    LayoutEntry& e = layouts_[key];
+    const Layout lay = layout_for(sys_, p);
+    e.tp = {lay.sizes, lay.tp, GroupRef::Part::all};
+    e.cp = {lay.sizes, lay.cp, GroupRef::Part::all};
+    e.dp = {lay.sizes, lay.dp, GroupRef::Part::all};
+    // FSDP shards over the dp levels inside a slice; across slices (DCN) the shards are all-reduced (HSDP).
+    e.fsdp = {lay.sizes, lay.dp, GroupRef::Part::inside_slice};
+    e.dcn = {lay.sizes, lay.dp, GroupRef::Part::across_slices};
+    e.pp = {lay.sizes, lay.pp, GroupRef::Part::all};
+    for (size_t gi : {lay.tp, lay.cp, lay.dp}) {
+        const GroupNetwork g = place_group(sys_, lay.sizes, gi);
+        if (!g.placeable) e.placeable = false, e.why_not.emplace_back(g.why_not, "$.parallel");
+    }
+    if (!e.placeable) return e;
+    e.pp_link = neighbour_link(sys_, lay.sizes, lay.pp);
+    e.dpnet = timer_.network(e.dp);
+    e.fsdpnet = timer_.network(e.fsdp);
+    e.dcnnet = timer_.network(e.dcn);
+    if (m_.moe.enabled()) {
+        // The expert layout's groups: EP for the all-to-alls, etp, edp for the expert gradients.
+        const ExpertLayout el = expert_layout_for(sys_, p);
+        for (size_t gi : {el.etp, el.ep, el.edp}) {
+            const GroupNetwork g = place_group(sys_, el.sizes, gi);
+            if (!g.placeable) e.placeable = false, e.why_not.emplace_back("expert groups: " + g.why_not, "$.parallel.ep");
+        }
+        if (!e.placeable) return e;
+        e.ep = {el.sizes, el.ep, GroupRef::Part::all};
+        e.etp = {el.sizes, el.etp, GroupRef::Part::all};
+        e.edp = {el.sizes, el.edp, GroupRef::Part::all};
+        e.edpnet = timer_.network(e.edp);
+    }
+    return e;
+}
+
+const StepPricer::LayerEntry& StepPricer::layer(const ParallelPlan& p, LayoutEntry& lay, const CostContext& ctx) {
+    // Everything layer_ops and the op costs read from the plan besides the layout (tests/test_step_costs.cpp
+    // checks a cached pricer against a fresh one on varied plans).
+    const uint64_t key = uint64_t(p.micro_batch) | uint64_t(p.sp) << 40 | uint64_t(p.precision) << 41 |
+                         uint64_t(p.recompute) << 44 | uint64_t(p.attention) << 47 | uint64_t(p.tp_comm_overlap) << 49 |
+                         uint64_t(p.ep_overlap) << 52 | uint64_t(p.cp_algorithm) << 53 | uint64_t(p.ep_node_dedup) << 55;
+    auto it = lay.layers.find(key);
+    if (it != lay.layers.end()) return it->second;
+    ++layer_entries_;
+    LayerEntry& e = lay.layers[key];
+    const LayerOps L = layer_ops(m_, p), E = embedding_ops(m_, p), H = head_ops(m_, p);
+    std::vector<Op> back = L.recompute;
+    back.insert(back.end(), L.backward.begin(), L.backward.end());
+    e.fwd = pass_sums(L.forward, ctx);
+    e.bwd = pass_sums(back, ctx);
+    e.emb_f = pass_sums(E.forward, ctx), e.emb_b = pass_sums(E.backward, ctx);
+    e.head_f = pass_sums(H.forward, ctx), e.head_b = pass_sums(H.backward, ctx);
+    if (m_.moe.enabled()) {
+        const LayerOps LM = layer_ops(m_, p, true);
+        std::vector<Op> mback = LM.recompute;
+        mback.insert(mback.end(), LM.backward.begin(), LM.backward.end());
+        e.moe_fwd = pass_sums(LM.forward, ctx);
+        e.moe_bwd = pass_sums(mback, ctx);
+        // Executed FLOPs count the mean expert rank: the busiest one's skew is time, not extra work.
+        e.moe_flops_mean = e.moe_fwd.flops + e.moe_bwd.flops;
+        if (m_.moe.load_imbalance > 1) {
+            ModelSpec even = m_;
+            even.moe.load_imbalance = 1;
+            const LayerOps LE = layer_ops(even, p, true);
+            e.moe_flops_mean = total_flops(LE.forward) + total_flops(LE.recompute) + total_flops(LE.backward);
+        }
+    }
+    e.act_bytes = double(p.micro_batch) * m_.seq_len / p.cp * m_.hidden * 2;
+    return e;
+}
+
+void StepPricer::describe_networks(const ParallelPlan& p, const LayoutEntry& lay, StepCosts& out) const {
+    // The algorithm named for each group is the closed form's choice, which both backends lower the same way
+    // (asking the SimGrid backend here would simulate a collective the step never issues).
+    const double act_bytes = double(p.micro_batch) * m_.seq_len / p.cp * m_.hidden * 2;
+    auto describe = [&](const char* name, int size, const GroupRef& g, Collective c, double bytes) {
+        if (size > 1) {
+            const GroupNetwork net = place_group(sys_, g.sizes, g.which);
+            out.networks.push_back({name, size, net.describe(), collective_cost(c, bytes, net).algorithm});
+        }
+    };
+    describe("tp", p.tp, lay.tp, p.sp ? Collective::reduce_scatter : Collective::all_reduce, act_bytes);
+    describe("cp", p.cp, lay.cp, Collective::all_gather, act_bytes);
+    const double grad_bytes_dev = out.stages.front().params / p.tp * p.grad_reduce_bytes;
+    describe("dp", p.dp, lay.dp, p.zero >= 1 ? Collective::reduce_scatter : Collective::all_reduce, grad_bytes_dev);
+    if (p.pp > 1) out.networks.push_back({"pp", p.pp, neighbour_link(sys_, lay.pp.sizes, lay.pp.which).name, "p2p"});
+    if (m_.moe.enabled() && p.ep > 1)
+        describe("ep", p.ep, lay.ep, Collective::all_to_all,
+                 act_bytes / p.tp * m_.moe.top_k);  // one micro-batch's dispatch from one rank
+}
+
+void StepPricer::price(const ParallelPlan& p, StepCosts& out, bool detail) {
+    out.reject = Reject::none;
+    out.reasons.clear(), out.reason_paths.clear(), out.networks.clear();
+    out.layer_forward.clear(), out.layer_backward.clear();
+    out.memory = MemoryBreakdown{};
+    const ChipSpec& chip = chip_for(p);
+    if (detail) {
+        // Every plan reports which GEMM efficiency it ran at: an override (fitting), else a profile for this chip
+        // and precision class, else the catalog's stated default; or a measured kernel profile.
+        out.peak_name = chip.name + " dense bf16 peak";
+        out.efficiency_source = p.precision == Precision::fp8 ? fp8_source_ : bf16_source_;
+        if (opt_.kernels)
+            out.efficiency_source = "kernel profile " + opt_.kernels->file + " (measured on " + opt_.kernels->device +
+                                    "): each op from its measured kernel, else the profile's fitted model for its kind";
+    }
+    auto fail = [&](Reject why, std::string sentence, const char* path) {
+        if (out.reject == Reject::none) out.reject = why;
+        if (detail) out.reasons.push_back(std::move(sentence)), out.reason_paths.push_back(path);
+    };
+    if (detail) {
+        check_split(m_, sys_, p, chip, [&](std::string s, const char* path) { fail(Reject::split, std::move(s), path); },
+                    opt_.budget);
+    } else {
+        bool ok = true;
+        check_split(m_, sys_, p, chip, [&](std::string, const char*) { ok = false; }, opt_.budget);
+        if (!ok) out.reject = Reject::split;
+    }
+    if (opt_.kernels && opt_.kernels->chip != chip.id)
+        fail(Reject::split,
+             detail ? "the kernel profile " + opt_.kernels->file + " was measured for chip \"" + opt_.kernels->chip +
+                          "\", the plan runs on \"" + chip.id + "\""
+                    : std::string(),
+             "$.system");
+    if (out.reject != Reject::none && !detail) return;
+    LayoutEntry& lay = layout(p);
+    if (!lay.placeable)
+        for (const auto& [why, path] : lay.why_not) fail(Reject::placement, why, path);
+    if (!out.structural_ok()) return;  // split, placement and size rules: nothing below is well defined
+
+    const int P = p.pp, v = p.vpp, nchunks = P * v;
+    const long long M = p.global_batch / (p.micro_batch * p.dp);
+    const bool moe = m_.moe.enabled();
+    const int zero_shard = p.zero >= 1 ? (p.zero >= 3 ? lay.fsdpnet.size() : p.dp) : 1;
+    const double expert_shard = double(p.ep) * p.expert_tp();
+    out.schedule = p.schedule, out.pp = P, out.vpp = v, out.micro_batches = M;
+
+    // --- pipeline partition: layers per (stage, chunk); remainders go to the earliest chunks -----------------
+    // Chunk c of stage s is model chunk c P + s; chunk 0 of stage 0 holds the embedding, the last model chunk the
+    // head (and, tied, a copy of the embedding's weights on the last stage).
+    out.chunks.assign(size_t(nchunks), ChunkCosts{});
+    out.stages.assign(size_t(P), StageCosts{});
+    auto moe_count = [&](int first, int n) { return moe_prefix_[first + n] - moe_prefix_[first]; };
+    for (int s = 0; s < P; ++s) {
+        StageCosts& st = out.stages[s];
+        for (int c = 0; c < v; ++c) {
+            const int mc = c * P + s, nl = chunk_layers(m_.layers, nchunks, mc);
+            const int nm = moe_count(chunk_first_layer(m_.layers, nchunks, mc), nl);
+            ChunkCosts& ck = out.chunks[size_t(s) * v + c];
+            ck.layers = nl, ck.moe_layers = nm;
+            st.layers += nl, st.moe_layers += nm;
+            st.params += nm * moe_layer_params_ + (nl - nm) * dense_layer_params_;
+            st.expert_params += nm * routed_params_per_moe_layer_;
+        }
+    }
+    out.stages[0].params += m_.embedding_params();
+    out.stages[P - 1].params += m_.output_params() + (m_.tied_embeddings && P > 1 ? double(m_.vocab) * m_.hidden : 0);
+
+    // --- memory on the busiest stage ---------------------------------------------------------------------------
+    // Stage 0 holds the most activations and the remainder layers, the last the logits; with MoE layers after
+    // dense ones the busiest can be any stage, so then all are checked.
+    for (int s = 0; s < P; s = (moe || s == P - 1) ? s + 1 : P - 1) {
+        const StageCosts& st = out.stages[s];
+        MemoryInputs in;
+        in.stage_params = st.params;
+        in.layers_on_stage = st.layers;
+        in.zero_shard = zero_shard;
+        in.last_stage = s == P - 1;
+        in.expert_params = st.expert_params;
+        in.moe_layers = st.moe_layers;
+        in.expert_zero_shard = p.zero >= 1 ? p.edp() : 1;
+        in.in_flight_microbatches = in_flight_microbatches(p, s, M);
+        MemoryBreakdown mem = memory_per_device(m_, p, chip, in);
+        if (mem.total_bytes > out.memory.total_bytes) out.memory = mem;
+    }
+    if (!out.memory.fits) {
+        char buf[200] = "";
+        if (detail)
+            std::snprintf(buf, sizeof buf, "needs %.1f GiB per device but %s has %.1f GiB of HBM",
+                          out.memory.total_bytes / (1ull << 30), chip.name.c_str(), out.memory.hbm_bytes / (1ull << 30));
+        fail(Reject::memory, buf, "$.batch.micro_batch");
+        if (!detail) return;
+    }
+
+    // --- one layer's passes, and the ends -------------------------------------------------------------------
+    CostContext ctx;
+    ctx.chip = &chip;
+    ctx.plan = &p;
+    ctx.timer = &timer_;
+    ctx.kernels = opt_.kernels;
+    ctx.tp = lay.tp, ctx.cp = lay.cp, ctx.fsdp = lay.fsdp, ctx.ep = lay.ep, ctx.etp = lay.etp;
+    const LayerEntry& le = layer(p, lay, ctx);
+    // FSDP gathers a layer's shards (the dense part's and the local experts'), the mean over the layers, on a side
+    // stream under the pass; the backward also reduce-scatters its gradients.
+    double fsdp_fwd_s = 0, fsdp_bwd_s = 0;
+    if (p.zero >= 3 && lay.fsdpnet.size() > 1) {
+        const double layer_params_dev = fsdp_layer_params_per_device(m_, p);
+        fsdp_fwd_s = collective_s(Collective::all_gather, layer_params_dev * p.param_gather_bytes, lay.fsdp, lay.fsdpnet);
+        fsdp_bwd_s = fsdp_fwd_s + collective_s(Collective::reduce_scatter, layer_params_dev * p.grad_reduce_bytes,
+                                               lay.fsdp, lay.fsdpnet);
+    }
+    const PassCost lf = finish_pass(le.fwd, chip, fsdp_fwd_s), lb = finish_pass(le.bwd, chip, fsdp_bwd_s);
+    const PassCost ef = finish_pass(le.emb_f, chip), eb = finish_pass(le.emb_b, chip);
+    const PassCost hf = finish_pass(le.head_f, chip), hb = finish_pass(le.head_b, chip);
+    const PassCost mf = moe ? finish_pass(le.moe_fwd, chip, fsdp_fwd_s) : PassCost{};
+    const PassCost mb = moe ? finish_pass(le.moe_bwd, chip, fsdp_bwd_s) : PassCost{};
+
+    // --- gradient synchronization: bucketed under each chunk's last backward, or after the flush ---------------
+    out.dp_sync = p.dp > 1 && p.zero < 3;
+    out.dcn_sync = p.zero >= 3 && lay.dcnnet.size() > 1;
+    out.bucketed = (out.dp_sync || out.dcn_sync) && p.dp_overlap;
+    const double act_bytes = le.act_bytes;
+    const bool shared_links = timer_.backend() != NetworkBackend::analytical && out.bucketed;
+    auto sync_s = [&](double params_dev) {
+        if (out.dp_sync) {
+            const Collective c = p.zero >= 1 ? Collective::reduce_scatter : Collective::all_reduce;
+            const double bytes = params_dev * p.grad_reduce_bytes;
+            if (!shared_links) return collective_s(c, bytes, lay.dp, lay.dpnet);
+            // A bucketed sync runs while the backward goes on: its pipeline sends and TP collectives share links
+            // with it (the SimGrid backend measures that; the analytical one ignores it).
+            std::vector<CollectiveTimer::Traffic> during;
+            if (P > 1) during.push_back({Collective::send_recv, act_bytes / p.tp, lay.pp});
+            if (p.tp > 1)
+                during.push_back({p.sp ? Collective::reduce_scatter : Collective::all_reduce, act_bytes, lay.tp});
+            return timer_.cost_with({c, bytes, lay.dp}, during).time_s;
+        }
+        if (out.dcn_sync)  // HSDP: each chip's FSDP shard all-reduced across slices
+            return collective_s(Collective::all_reduce, params_dev / lay.fsdpnet.size() * p.grad_reduce_bytes, lay.dcn,
+                                lay.dcnnet);
+        return 0.0;
+    };
+    // Gradients of routed experts are reduced over the expert data-parallel group, the rest over data parallelism.
+    auto expert_sync_s = [&](double expert_params_dev) {
+        if (expert_params_dev <= 0 || p.edp() <= 1) return 0.0;
+        return collective_s(p.zero >= 1 ? Collective::reduce_scatter : Collective::all_reduce,
+                            expert_params_dev * p.grad_reduce_bytes, lay.edp, lay.edpnet);
+    };
+    // Chunks differ only by their layer count (two values) and the embedding / head ends: remember the last few.
+    struct SyncMemo { double params = -1, experts = -1, s = 0; } memo[4];
+    auto chunk_sync_s = [&](double params_dev, double experts_dev) {
+        for (auto& e : memo)
+            if (e.params == params_dev && e.experts == experts_dev) return e.s;
+        std::rotate(memo, memo + 3, memo + 4);
+        memo[0] = {params_dev, experts_dev, sync_s(params_dev) + expert_sync_s(experts_dev)};
+        return memo[0].s;
+    };
+
+    // --- per (stage, chunk): one micro-batch's passes and the chunk's gradient buckets ---------------------------
+    for (int s = 0; s < P; ++s) {
+        for (int c = 0; c < v; ++c) {
+            ChunkCosts& ck = out.chunks[size_t(s) * v + c];
+            const int mc = c * P + s, nm = ck.moe_layers, nd = ck.layers - nm;
+            ck.fwd_s = nd * lf.time_s + nm * mf.time_s, ck.fwd_exposed_s = nd * lf.exposed_comm_s + nm * mf.exposed_comm_s;
+            ck.bwd_s = nd * lb.time_s + nm * mb.time_s, ck.bwd_exposed_s = nd * lb.exposed_comm_s + nm * mb.exposed_comm_s;
+            const double experts = nm * routed_params_per_moe_layer_;
+            double params = nm * moe_layer_params_ + nd * dense_layer_params_ - experts;
+            if (mc == 0) ck.fwd_s += ef.time_s, ck.fwd_exposed_s += ef.exposed_comm_s, ck.bwd_s += eb.time_s,
+                         ck.bwd_exposed_s += eb.exposed_comm_s, params += m_.embedding_params();
+            if (mc == nchunks - 1) ck.fwd_s += hf.time_s, ck.fwd_exposed_s += hf.exposed_comm_s, ck.bwd_s += hb.time_s,
+                                   ck.bwd_exposed_s += hb.exposed_comm_s, params += m_.output_params();
+            if (out.bucketed) {
+                ck.pieces = std::clamp(ck.layers, 1, 16);
+                ck.grad_sync_s = chunk_sync_s(params / p.tp, experts / expert_shard);
+                // A bucket's sync overlaps the next backward piece and slows it (shared SMs / HBM).
+                ck.slowdown_s = chip.eff.comm_interference_fraction * std::min(ck.grad_sync_s, ck.bwd_s);
+            }
+        }
+    }
+    out.p2p_s = 0;
+    if (P > 1) {
+        const double p2p_bytes = act_bytes / (p.tp > 1 ? p.tp : 1);  // scatter/gather across TP ranks (Megatron)
+        const NetLevel& l = lay.pp_link;  // as CollectiveTimer::cost times a send analytically
+        if (timer_.backend() != NetworkBackend::analytical) out.p2p_s = timer_.cost(Collective::send_recv, p2p_bytes, lay.pp).time_s;
+        else if (l.bytes_per_s > 0) out.p2p_s = p2p_bytes / l.bytes_per_s + l.latency_s;
+    }
+
+    // --- per stage, after its last backward: flush sync, optimizer, parameter gather ---------------------------
+    for (int s = 0; s < P; ++s) {
+        StageCosts& st = out.stages[s];
+        if ((out.dp_sync || out.dcn_sync) && !out.bucketed)
+            st.flush_sync_s = sync_s((st.params - st.expert_params) / p.tp) + expert_sync_s(st.expert_params / expert_shard);
+        const double shard = (st.params - st.expert_params) / p.tp / zero_shard +
+                             st.expert_params / expert_shard / (p.zero >= 1 ? p.edp() : 1);
+        st.optimizer_s = optimizer_time_s(shard, p, chip, opt_.kernels);
+        if (p.zero >= 1 && p.zero < 3 && p.dp > 1 && !p.param_gather_overlap)
+            st.param_gather_s = collective_s(Collective::all_gather, st.params / p.tp * 2, lay.dp, lay.dpnet);
+    }
+
+    // --- what utilization is measured by ----------------------------------------------------------------------
+    const int moe_total = moe_prefix_[m_.layers];
+    const double per_mb_device = (m_.layers - moe_total) * (lf.flops + lb.flops) + moe_total * le.moe_flops_mean +
+                                 ef.flops + eb.flops + hf.flops + hb.flops;  // one pipeline's device
+    out.tokens_per_step = double(p.global_batch) * m_.seq_len;
+    out.model_flops_per_step = out.tokens_per_step * flops_per_token_;
+    out.model_flops_causal_per_step = out.tokens_per_step * flops_per_token_causal_;
+    out.hardware_flops_per_step = per_mb_device * double(M) * p.dp * p.tp * p.cp;
+    out.peak_flops_per_s = chip.peak_bf16_flops_per_s;
+    out.utilization_ceiling = utilization_ceiling(chip, p.precision);
+    out.chips = sys_.chips;
+
+    if (detail) {
+        describe_networks(p, lay, out);
+        // The reports show one layer's ops: an MoE layer, the common one, in a mixture of experts.
+        const LayerOps L = layer_ops(m_, p, moe);
+        std::vector<Op> back = L.recompute;
+        back.insert(back.end(), L.backward.begin(), L.backward.end());
+        out.layer_forward = op_timings(L.forward, ctx);
+        out.layer_backward = op_timings(back, ctx);
+    }
+}
+
+StepCosts price_step(const ModelSpec& m, const SystemSpec& sys, const ParallelPlan& p, const CollectiveTimer& timer,
+                     const PricingOptions& opt) {
+    StepPricer pricer(m, sys, timer, opt);
+    StepCosts out;
+    pricer.price(p, out, true);
+    return out;
+}
+
+}  // namespace podsim
