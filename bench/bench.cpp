@@ -18,7 +18,7 @@
 #include "models/step.hpp"
 #include "models/fast_step.hpp"
 #include "models/plan_space.hpp"
-#include "reports/planner.hpp"
+#include "planner/search.hpp"
 #include "sim/network_backend.hpp"
 
 using namespace podsim;

@@ -2,9 +2,9 @@
 
 #include "cli/commands.hpp"
 #include "hardware/catalog.hpp"
-#include "reports/claim_check.hpp"
-#include "reports/goodput.hpp"
-#include "reports/planner.hpp"
+#include "planner/claim_check.hpp"
+#include "planner/goodput.hpp"
+#include "planner/search.hpp"
 
 namespace podsim {
 

@@ -6,7 +6,7 @@
 #include "hardware/catalog.hpp"
 #include "models/scenario.hpp"
 #include "reports/atomic_write.hpp"
-#include "reports/goodput.hpp"
+#include "planner/goodput.hpp"
 #include "reports/report.hpp"
 #include "reports/trace.hpp"
 

@@ -4,7 +4,7 @@
 #include "hardware/catalog.hpp"
 #include "models/scenario.hpp"
 #include "models/step.hpp"
-#include "reports/cost.hpp"
+#include "planner/cost.hpp"
 #include "reports/plan_report.hpp"
 
 namespace podsim {

@@ -5,7 +5,7 @@
 #include "hardware/catalog.hpp"
 #include "hardware/input_error.hpp"
 #include "models/scenario.hpp"
-#include "reports/planner.hpp"
+#include "planner/search.hpp"
 #include "reports/search_report.hpp"
 
 namespace podsim {

@@ -6,8 +6,8 @@
 
 #include "cli/commands.hpp"
 #include "hardware/catalog.hpp"
-#include "reports/goodput.hpp"
-#include "reports/sweep.hpp"
+#include "planner/goodput.hpp"
+#include "reports/sweep_report.hpp"
 
 namespace podsim {
 

@@ -2,7 +2,7 @@
 #include "hardware/catalog.hpp"
 #include "models/published_run.hpp"
 #include "models/step.hpp"
-#include "reports/cost.hpp"
+#include "planner/cost.hpp"
 #include "reports/plan_report.hpp"
 #include "reports/validation_report.hpp"
 

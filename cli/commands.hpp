@@ -12,7 +12,7 @@
 #include "hardware/input_error.hpp"
 #include "hardware/price.hpp"
 #include "models/step_parts.hpp"
-#include "reports/planner.hpp"
+#include "planner/search.hpp"
 
 namespace podsim {
 

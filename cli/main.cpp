@@ -126,7 +126,7 @@ and the best --confirm are re-simulated with the event engine, whose figures are
   --price OPTION    purchase option for dollars (default on-demand)
   --deadline-days D print the cheapest plan that trains the token budget within D days
   --budget-usd X    print the fastest plan that trains the token budget for at most X dollars
-                    (both include failures and restarts: reports/goodput)
+                    (both include failures and restarts: planner/goodput)
   --no-profiles     ignore hardware/profiles/ (stated efficiencies only)
   --no-progress     no progress bar (it is drawn on stderr when stderr is a terminal)
 

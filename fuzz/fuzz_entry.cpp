@@ -18,8 +18,8 @@
 #include "models/result_checks.hpp"
 #include "models/scenario.hpp"
 #include "models/step.hpp"
-#include "reports/claim_check.hpp"
-#include "reports/sweep.hpp"
+#include "planner/claim_check.hpp"
+#include "planner/sweep.hpp"
 
 #ifndef PODSIM_SCENARIO_DIR
 #error "PODSIM_SCENARIO_DIR must name the shipped scenarios/ folder"

@@ -49,9 +49,13 @@ LoweredStep lower_step(const StepCosts& c) {
         for (int k = 0; k < v; ++k) {
             const ChunkCosts& ck = c.chunk(s, k);
             const int idx = s * v + k;
-            const std::string where = "s" + std::to_string(s) + " c" + std::to_string(k);
-            cF[idx] = g.add_cost_class(make_class("F " + where, ck.fwd_s, ck.fwd_exposed_s));
-            cB[idx] = g.add_cost_class(make_class("B " + where, ck.bwd_s, ck.bwd_exposed_s));
+            // (Appended, not concatenated: GCC 12 warns -Wrestrict on a temporary string's operator+ here.)
+            std::string where = " s";
+            where += std::to_string(s);
+            where += " c";
+            where += std::to_string(k);
+            cF[idx] = g.add_cost_class(make_class('F' + where, ck.fwd_s, ck.fwd_exposed_s));
+            cB[idx] = g.add_cost_class(make_class('B' + where, ck.bwd_s, ck.bwd_exposed_s));
             cBpiece[idx] = g.add_cost_class(
                 make_class("B piece", ck.bwd_s / ck.pieces + ck.slowdown_s / ck.pieces, ck.bwd_exposed_s / ck.pieces));
             cDPpiece[idx] = g.add_cost_class(make_class("grad sync", ck.grad_sync_s / ck.pieces, 0, kSideComm));

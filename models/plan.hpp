@@ -57,7 +57,10 @@ struct ParallelPlan {
     int chips() const { return dp * tp * pp * cp; }
     int expert_tp() const { return etp > 0 ? etp : tp; }
     // Expert data parallelism: the copies of each expert (tp x cp x dp = etp x ep x edp).
-    int edp() const { return dp * cp * tp / (expert_tp() * ep); }
+    // (In 64 bits: etp x ep need not fit an int; the result does where check_split admits the plan.)
+    int edp() const {
+        return static_cast<int>(static_cast<long long>(dp) * cp * tp / (static_cast<long long>(expert_tp()) * ep));
+    }
 };
 
 // Fails at `par`.dp when dp x tp x pp x cp is beyond limits::max_chips (so chips() cannot overflow).

@@ -87,13 +87,13 @@ void check_split(const ModelSpec& m, const SystemSpec& sys, const ParallelPlan& 
         if (z.tasks > double(max_tasks)) {
             std::snprintf(buf, sizeof buf,
                           "too large to simulate: one step is %.3g tasks (%lld micro-batches x %d stages x %d chunks), "
-                          "over the limit of %lld (--max-tasks)",
+                          "over the simulation budget of %lld tasks (max_tasks)",
                           z.tasks, mbs, p.pp, p.vpp, max_tasks);
             fail(buf, "$.batch.global_batch_seqs");
         } else if (z.bytes > budget.max_memory_bytes) {
             std::snprintf(buf, sizeof buf,
-                          "too large to simulate: one step's task graph needs about %.2f GiB, over the limit of "
-                          "%.2f GiB (--max-memory)",
+                          "too large to simulate: one step's task graph needs about %.2f GiB, over the simulation "
+                          "budget of %.2f GiB (max_memory)",
                           z.bytes / double(1LL << 30), budget.max_memory_bytes / double(1LL << 30));
             fail(buf, "$.batch.global_batch_seqs");
         }
@@ -108,9 +108,12 @@ void check_split(const ModelSpec& m, const SystemSpec& sys, const ParallelPlan& 
     if (m.moe.enabled()) {
         if (m.moe.experts % p.ep != 0)
             fail("EP=" + to_string(p.ep) + " does not divide the " + to_string(m.moe.experts) + " experts", "$.parallel.ep");
-        if ((p.tp * p.cp * p.dp) % (p.expert_tp() * p.ep) != 0)
-            fail("etp x ep = " + to_string(p.expert_tp() * p.ep) + " does not divide tp x cp x dp = " +
-                     to_string(p.tp * p.cp * p.dp) + " (the ranks experts are spread over)",
+        // In 64 bits: etp and ep are each up to limits::max_chips, their product is not an int (fuzz finding).
+        const long long ranks = static_cast<long long>(p.tp) * p.cp * p.dp;
+        const long long spread = static_cast<long long>(p.expert_tp()) * p.ep;
+        if (ranks % spread != 0)
+            fail("etp x ep = " + to_string(spread) + " does not divide tp x cp x dp = " + to_string(ranks) +
+                     " (the ranks experts are spread over)",
                  "$.parallel.ep");
         if (m.moe.expert_ffn_hidden % p.expert_tp() != 0)
             fail("expert TP=" + to_string(p.expert_tp()) + " does not divide expert_ffn_hidden", "$.parallel.etp");

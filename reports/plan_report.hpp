@@ -4,7 +4,7 @@
 
 #include "models/scenario.hpp"
 #include "models/step.hpp"
-#include "reports/cost.hpp"
+#include "planner/cost.hpp"
 
 namespace podsim {
 

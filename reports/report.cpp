@@ -9,6 +9,7 @@
 
 #include "reports/format.hpp"
 #include "reports/markdown_html.hpp"
+#include "reports/provision.hpp"
 #include "reports/svg.hpp"
 
 namespace podsim {
@@ -77,43 +78,6 @@ std::vector<svg::GanttRow> timeline_rows(const StepResult& r, int stages) {
 
 
 }  // namespace
-
-Report build_report(const Scenario& s, const Catalog& cat, const ReliabilityInputs& rel, const ReportOptions& o) {
-    Report r;
-    r.scenario = s;
-    r.options = o;
-    StepOptions so;
-    so.use_profiles = o.use_profiles;
-    so.budget = o.budget;
-    so.record_timeline = true;
-    r.scenario_step = simulate_step(s.model, s.system, s.plan, so);
-    r.scenario_cost = cost_report(s.model, s.system, r.scenario_step, s.token_budget, cat, s.region, rel);
-
-    SearchOptions q;
-    q.objective = o.objective;
-    q.price = o.price;
-    q.top = o.top;
-    q.confirm = std::max(o.top, 12);
-    q.use_profiles = o.use_profiles;
-    q.budget = o.budget;
-    q.progress = o.progress;
-    r.strategies = search_plans(s, cat, rel, q);
-    q.scales = o.scales;
-    q.confirm = 12;
-    r.scaling = search_plans(s, cat, rel, q);
-
-    const ParallelPlan* chosen = r.scenario_step.feasible ? &s.plan : nullptr;
-    r.provisioned_plan = "the scenario's plan";
-    if (!r.strategies.ranked.empty()) {
-        const RankedPlan& b = r.strategies.ranked.front();
-        r.best_step = simulate_step(s.model, s.system, b.plan, so);
-        r.best_cost = b.cost;
-        chosen = &b.plan;
-        r.provisioned_plan = "the best plan found: " + describe_plan(b.plan);
-    }
-    r.provisioning = provisioning_for(s.name, s.system, s.model, chosen ? *chosen : s.plan, o.price, r.scenario_cost.price_region);
-    return r;
-}
 
 std::map<std::string, std::string> report_charts(const Report& r) {
     std::map<std::string, std::string> c;
@@ -357,7 +321,8 @@ std::vector<Section> sections(const Report& r) {
     }
     {
         Section sec{"Provisioning", "", {}};
-        const auto& pv = r.provisioning;
+        const Provisioning pv =
+            provisioning_for(s.name, s.system, s.model, r.provisioned, r.options.price, r.scenario_cost.price_region);
         sec.markdown += "For " + r.provisioned_plan + " on " + s.system.label + ", " + to_string(r.options.price) + ":\n\n";
         if (!pv.commands.empty()) {
             sec.markdown += "```sh\n";

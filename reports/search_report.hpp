@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "models/scenario.hpp"
-#include "reports/planner.hpp"
+#include "planner/search.hpp"
 
 namespace podsim {
 

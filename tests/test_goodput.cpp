@@ -4,7 +4,7 @@
 #include <cmath>
 
 #include "models/scenario.hpp"
-#include "reports/goodput.hpp"
+#include "planner/goodput.hpp"
 #include "tests/helpers.hpp"
 
 using namespace podsim;

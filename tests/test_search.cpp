@@ -9,8 +9,8 @@
 #include "models/plan_space.hpp"
 #include "models/scenario.hpp"
 #include "models/step.hpp"
-#include "reports/goodput.hpp"
-#include "reports/planner.hpp"
+#include "planner/goodput.hpp"
+#include "planner/search.hpp"
 
 using namespace podsim;
 using podsim::test::approx;
@@ -164,6 +164,7 @@ TEST_CASE("podsim search: text, JSON, progress and bad options") {
     auto onprem = test::run_podsim("search " + test::scenario("megatron-1t-3072xa100.json") + " --objective cost");
     CHECK(onprem.exit_code == 2);
     CHECK(onprem.err.find("dgx-a100") != std::string::npos);
+    CHECK(onprem.err.find("the cost objective needs") != std::string::npos);  // library messages name no flag
     CHECK(onprem.out.empty());
 }
 

@@ -1,4 +1,4 @@
-#include "reports/cost.hpp"
+#include "planner/cost.hpp"
 
 #include <cmath>
 

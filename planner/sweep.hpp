@@ -4,11 +4,9 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "hardware/catalog.hpp"
 #include "models/scenario.hpp"
-#include "reports/planner.hpp"
+#include "planner/search.hpp"
 
 namespace podsim {
 
@@ -36,8 +34,5 @@ struct SweepRow {
 
 SweepRow run_sweep_point(const SweepPoint& p, Objective objective, const Catalog& cat, const ReliabilityInputs& rel,
                          const SimBudget& budget = {});
-
-std::string sweep_csv(const Sweep& s, const std::vector<SweepRow>& rows);
-nlohmann::json sweep_json(const Sweep& s, const std::vector<SweepRow>& rows);
 
 }  // namespace podsim

@@ -14,7 +14,7 @@
 #include "models/plan_space.hpp"
 #include "models/scenario.hpp"
 #include "models/step.hpp"
-#include "reports/cost.hpp"
+#include "planner/cost.hpp"
 
 namespace podsim {
 
@@ -31,7 +31,7 @@ struct SearchOptions {
     PriceOption price = PriceOption::on_demand;
     std::optional<double> deadline_days, budget_usd;  // cost advice
     bool use_profiles = true;
-    SimBudget budget;                   // what one engine simulation may use (--max-tasks, --max-memory)
+    SimBudget budget;                   // what one engine simulation may use (max_tasks, max_memory)
     std::optional<PlanSpace> space;     // instead of default_plan_space (tests, sweeps that pin a setting)
     // Called now and then with (plans screened so far, plans in the space); for a progress bar.
     std::function<void(size_t, size_t)> progress;
@@ -42,7 +42,7 @@ struct RankedPlan {
     ParallelPlan plan;
     StepEstimate screened;              // closed form
     StepResult step;                    // engine (analytical network): the figures reported
-    std::optional<double> simgrid_step_s;  // --refine
+    std::optional<double> simgrid_step_s;  // SimGrid step time (SearchOptions::refine)
     CostReport cost;
     std::optional<double> usd_per_hour;    // at the chosen price option
     double score = 0;                   // lower is better, for the objective

@@ -1,4 +1,4 @@
-#include "reports/claim_check.hpp"
+#include "planner/claim_check.hpp"
 
 #include "hardware/limits.hpp"
 

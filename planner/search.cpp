@@ -1,4 +1,4 @@
-#include "reports/planner.hpp"
+#include "planner/search.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -95,7 +95,7 @@ SearchResult search_plans(const Scenario& s, const Catalog& cat, const Reliabili
         systems.push_back(*sys);
         usd_per_hour.push_back(system_usd_per_hour(cat, *sys, s.region, o.price));
         if (o.objective == Objective::cost && !usd_per_hour.back())
-            throw std::runtime_error("--objective cost needs the " + std::string(to_string(o.price)) + " price of " +
+            throw std::runtime_error("the cost objective needs the " + std::string(to_string(o.price)) + " price of " +
                                      (sys->is_gpu ? sys->node.id : sys->chip.id) +
                                      ", and the catalog has none (on-premise or not sold that way); use time or mfu");
     }

@@ -1,4 +1,4 @@
-#include "reports/goodput.hpp"
+#include "planner/goodput.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -6,7 +6,7 @@
 
 #include "hardware/catalog.hpp"
 #include "models/step.hpp"
-#include "reports/goodput.hpp"
+#include "planner/goodput.hpp"
 
 namespace podsim {
 

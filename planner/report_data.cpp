@@ -1,0 +1,43 @@
+#include "planner/report_data.hpp"
+
+#include <algorithm>
+
+namespace podsim {
+
+Report build_report(const Scenario& s, const Catalog& cat, const ReliabilityInputs& rel, const ReportOptions& o) {
+    Report r;
+    r.scenario = s;
+    r.options = o;
+    StepOptions so;
+    so.use_profiles = o.use_profiles;
+    so.budget = o.budget;
+    so.record_timeline = true;
+    r.scenario_step = simulate_step(s.model, s.system, s.plan, so);
+    r.scenario_cost = cost_report(s.model, s.system, r.scenario_step, s.token_budget, cat, s.region, rel);
+
+    SearchOptions q;
+    q.objective = o.objective;
+    q.price = o.price;
+    q.top = o.top;
+    q.confirm = std::max(o.top, 12);
+    q.use_profiles = o.use_profiles;
+    q.budget = o.budget;
+    q.progress = o.progress;
+    r.strategies = search_plans(s, cat, rel, q);
+    q.scales = o.scales;
+    q.confirm = 12;
+    r.scaling = search_plans(s, cat, rel, q);
+
+    r.provisioned = s.plan;
+    r.provisioned_plan = "the scenario's plan";
+    if (!r.strategies.ranked.empty()) {
+        const RankedPlan& b = r.strategies.ranked.front();
+        r.best_step = simulate_step(s.model, s.system, b.plan, so);
+        r.best_cost = b.cost;
+        r.provisioned = b.plan;
+        r.provisioned_plan = "the best plan found: " + describe_plan(b.plan);
+    }
+    return r;
+}
+
+}  // namespace podsim
