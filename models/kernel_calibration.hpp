@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "hardware/calibration/cpu_train_step.hpp"
+#include "models/calibration/cpu_train_step.hpp"
 #include "hardware/calibration/kernel_profile.hpp"
 #include "hardware/json_reader.hpp"
 #include "models/plan.hpp"
@@ -33,7 +33,7 @@ enum class CalibrationDevice { cpu, cuda };
 Json calibrate_kernels(const ModelSpec& m, const ParallelPlan& p, double budget_s, std::string& table,
                        CalibrationDevice device = CalibrationDevice::cpu, CalibrationSummary* summary = nullptr);
 
-// The workload of the C++ CPU training step (hardware/calibration/cpu_train_step) in podsim's terms, so that the
+// The workload of the C++ CPU training step (models/calibration/cpu_train_step) in podsim's terms, so that the
 // simulator can predict it: the same layers and ops, `ranks` processes of data parallelism, gradients all-reduced
 // in fp32 after the backward.
 ModelSpec cpu_gpt_model(const calib::TinyGpt& t);

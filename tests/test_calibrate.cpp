@@ -6,10 +6,10 @@
 #include <fstream>
 #include <set>
 
-#include "hardware/calibration/cpu_train_step.hpp"
+#include "models/calibration/cpu_train_step.hpp"
 #include "hardware/calibration/gpu_kernels.hpp"
 #include "hardware/calibration/kernel_profile.hpp"
-#include "hardware/calibration/loopback_dp.hpp"
+#include "models/calibration/loopback_dp.hpp"
 #include "models/kernel_calibration.hpp"
 #include "models/step.hpp"
 #include "tests/helpers.hpp"

@@ -1,4 +1,4 @@
-#include "hardware/calibration/cpu_train_step.hpp"
+#include "models/calibration/cpu_train_step.hpp"
 
 #include <cblas.h>
 

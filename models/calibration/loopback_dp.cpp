@@ -1,4 +1,4 @@
-#include "hardware/calibration/loopback_dp.hpp"
+#include "models/calibration/loopback_dp.hpp"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>

@@ -3,7 +3,7 @@
 #pragma once
 #include <vector>
 
-#include "hardware/calibration/cpu_train_step.hpp"
+#include "models/calibration/cpu_train_step.hpp"
 
 namespace podsim::calib {
 
