@@ -1,4 +1,5 @@
 #include <iostream>
+#include <optional>
 
 #include "cli/commands.hpp"
 #include "hardware/catalog.hpp"
@@ -6,11 +7,12 @@
 #include "models/step.hpp"
 #include "planner/cost.hpp"
 #include "reports/plan_report.hpp"
+#include "reports/stages_report.hpp"
 
 namespace podsim {
 
 int cmd_run(const Args& args) {
-    CommonFlags f = parse_flags(args, "run");
+    CommonFlags f = parse_flags(args, "run", {}, {"--stages"});
     // Without a scenario, the built-in default: the seed case (1.2T parameters on a v4-2048 slice).
     if (f.positional.empty()) f.positional.push_back(std::string(PODSIM_SCENARIO_DIR) + "/seed-1.2t-v4-2048.json");
     if (f.positional.size() != 1) throw UsageError("run: expected one SCENARIO.json (see podsim run --help)");
@@ -24,6 +26,27 @@ int cmd_run(const Args& args) {
     if (!f.kernel_profile.empty()) {
         kernels = calib::load_kernel_profile(f.kernel_profile);
         opt.kernels = &kernels;
+    }
+    if (f.switches.count("--stages")) {
+        // The step's stages as data: the op list, the priced step and the task graph's size (JSON only).
+        PricingOptions po;
+        po.kernels = opt.kernels;
+        po.budget = opt.budget;
+        const StepCosts costs = price_step(s.model, s.system, s.plan, timer, po);
+        const bool feasible = costs.reject == Reject::none;
+        std::optional<LoweredStep> low;
+        if (feasible) low = lower_step(costs);
+        const std::string out = stages_json(s, costs, low ? &*low : nullptr).dump(2) + "\n";
+        if (!feasible) {
+            std::cout << out;
+            std::string why;
+            for (size_t i = 0; i < costs.reasons.size(); ++i)
+                why += (why.empty() ? "" : "; ") + costs.reason_paths[i] + ": " + costs.reasons[i];
+            std::cerr << "podsim: infeasible plan: " << s.file << ": " << why << "\n";
+            return 3;
+        }
+        emit(out, f.out);
+        return 0;
     }
     const StepResult r = simulate_step(s.model, s.system, s.plan, opt);
     const CostReport c = cost_report(s.model, s.system, r, s.token_budget, cat, s.region,

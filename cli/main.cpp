@@ -36,7 +36,7 @@ devices, fifos, sockets and symbolic links are refused (exit 2; podsim does not 
 
 const std::map<std::string, std::string> kHelp = {
     {"run", R"(usage: podsim run [SCENARIO.json] [--format text|json] [--out FILE] [--network analytical|simgrid]
-                  [--kernel-profile PROFILE.json]
+                  [--kernel-profile PROFILE.json] [--stages]
 
 Without SCENARIO.json, runs the built-in default: scenarios/seed-1.2t-v4-2048.json.
 
@@ -56,6 +56,10 @@ and dollars under on-demand, spot and 1-/3-year commitment prices.
                        topology graph and run together in SimGrid, so groups that share links contend
   --kernel-profile P   time ops from a `podsim calibrate` profile of the plan's chip (e.g. host-cpu):
                        each op from its measured kernel, else the profile's fitted model for its kind
+  --stages             print the step's stages as JSON instead: one layer's op list with each op's
+                       time, the priced step (per stage and model chunk: forward, backward, exposed
+                       communication, gradient buckets; per stage: flush sync, optimizer, parameter
+                       gather) and the size of the task graph the engine would run
 
 Exit status 3 when the plan is impossible (TP not dividing heads, memory over HBM, ...): the
 reasons are printed.

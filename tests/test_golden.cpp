@@ -3,6 +3,7 @@
 //
 //   kind      input                                            command (run in the source root, relative paths)
 //   run       scenarios/*.json                                 podsim run F --format json
+//   stages    scenarios/*.json                                 podsim run F --stages (op list, StepCosts, graph size)
 //   sweep     scenarios/sweeps/*.json                          podsim sweep F --json OUT --no-progress
 //   check     scenarios/claims/*.json                          podsim check F --format json
 //   validate  scenarios/validation/*.json                      podsim validate F --format json
@@ -247,6 +248,7 @@ std::vector<GoldenCase> golden_cases(std::vector<std::string>* unclassified = nu
         }
     };
     add("run", sc, "run", " --format json");
+    add("stages", sc, "run", " --stages");
     add("sweep", sc / "sweeps", "sweep", " --no-progress", true);
     add("check", sc / "claims", "check", " --format json");
     add("validate", sc / "validation", "validate", " --format json");
@@ -388,6 +390,7 @@ TEST_CASE("golden: every shipped input has a golden file, and every golden file 
     size_t runs = 0;
     for (const auto& c : cases) runs += c.kind == "run";
     CHECK(runs >= 10);
+    CHECK(std::count_if(cases.begin(), cases.end(), [](const GoldenCase& c) { return c.kind == "stages"; }) == runs);
     CHECK(std::count_if(cases.begin(), cases.end(), [](const GoldenCase& c) { return c.kind == "sweep"; }) >= 1);
     CHECK(std::count_if(cases.begin(), cases.end(), [](const GoldenCase& c) { return c.kind == "check"; }) >= 1);
     CHECK(std::count_if(cases.begin(), cases.end(), [](const GoldenCase& c) { return c.kind == "validate"; }) >= 1);
