@@ -17,8 +17,8 @@ CommonFlags parse_flags(const Args& args, const std::string& cmd, std::initializ
     std::set<std::string> own_valued(valued.begin(), valued.end());
     const std::set<std::string> own_switches(switches.begin(), switches.end());
     // Every command that simulates plans it is given or searches has a budget (budget_flags); calibrate runs
-    // kernels, and fit simulates published runs with the default budget.
-    if (cmd != "calibrate" && cmd != "fit") own_valued.insert({"--max-tasks", "--max-memory"});
+    // kernels, fit simulates published runs with the default budget, and list simulates nothing.
+    if (cmd != "calibrate" && cmd != "fit" && cmd != "list") own_valued.insert({"--max-tasks", "--max-memory"});
     for (size_t i = 0; i < args.size(); ++i) {
         const std::string& a = args[i];
         auto value = [&]() -> std::string {

@@ -25,6 +25,7 @@ commands:
   report SCENARIO.json --out DIR [--trace]
                           Markdown + self-contained HTML report with SVG charts (and a Perfetto trace)
   check CLAIM.json        is a claimed outcome (parameters, days, utilization, tokens) physically plausible?
+  list [SECTION]          the collective algorithms, network level kinds, topologies and pipeline schedules
   help [command]          show help for a command
 
 Each command accepts --help. Exit status: 0 success, 1 bad input, 2 usage error, 3 infeasible plan.
@@ -184,6 +185,19 @@ utilization against the highest hardware FLOPs utilization of any plan (beyond p
 published-run error counts as implausible), the tokens the fastest plan trains in the claimed days,
 and the MFU that claimed tokens and days imply.
 )"},
+    {"list", R"(usage: podsim list [algorithms|levels|topologies|schedules] [--format text|json] [--out FILE]
+
+Prints what podsim models, each with one line on what it is and the parameters that shape it:
+  algorithms   collective algorithms: what the closed form picks (ring family, flat ring, tree,
+               all-to-all) and what the SimGrid lowering runs (pairwise, p2p); the "algorithm"
+               column of a plan's networks names one
+  levels       network level kinds a group's collective crosses (NVLink, scale-out NICs, ICI
+               torus axes, DCN), with the catalog figures that set their bandwidth and latency
+  topologies   the network graphs the SimGrid backend builds (TPU torus, GPU rail fat tree)
+  schedules    pipeline schedules, as a scenario's "parallel.schedule" names them
+With a SECTION, only that one. With --format json: one array per section of {name, summary,
+params: [{name, doc}]}.
+)"},
 };
 
 bool wants_help(const std::vector<std::string>& a) {
@@ -221,6 +235,7 @@ int main(int argc, char** argv) {
         if (cmd == "search") return podsim::cmd_search(args);
         if (cmd == "sweep") return podsim::cmd_sweep(args);
         if (cmd == "report") return podsim::cmd_report(args);
+        if (cmd == "list") return podsim::cmd_list(args);
     } catch (const podsim::InputError& e) {
         std::cerr << "podsim: error: " << e.what() << "\n";
         return 1;

@@ -4,6 +4,7 @@
 #include <boost/graph/breadth_first_search.hpp>
 
 #include <map>
+#include <mutex>
 #include <stdexcept>
 #include <unordered_map>
 
@@ -15,6 +16,9 @@ using Graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::directedS, 
 }
 
 struct NetworkGraph::Cache {
+    // route() may be called from several threads (one graph shared by a CollectiveTimer's users). The routes map
+    // only grows, and its nodes do not move, so a route handed out stays valid after the lock is released.
+    std::mutex mutex;
     Graph g;
     bool built = false;
     std::unordered_map<uint64_t, std::vector<uint32_t>> routes;
@@ -57,6 +61,7 @@ double NetworkGraph::path_bytes_per_s(const std::vector<uint32_t>& r) const {
 const std::vector<uint32_t>& NetworkGraph::route(uint32_t chip_a, uint32_t chip_b) const {
     const uint32_t a = chip_node.at(chip_a), b = chip_node.at(chip_b);
     const uint64_t key = (uint64_t(a) << 32) | b;
+    std::lock_guard lock(cache_->mutex);
     auto it = cache_->routes.find(key);
     if (it != cache_->routes.end()) return it->second;
     if (!cache_->built) {

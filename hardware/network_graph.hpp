@@ -29,7 +29,8 @@ public:
     std::vector<NetLink> links;
     std::vector<uint32_t> chip_node;  // global chip rank -> node
 
-    // Links on the shortest path from chip a to chip b (BFS by hops; ties broken by link order). Cached per source.
+    // Links on the shortest path from chip a to chip b (BFS by hops; ties broken by link order). Cached per source;
+    // safe to call from several threads once the graph is built (add_* are not).
     const std::vector<uint32_t>& route(uint32_t chip_a, uint32_t chip_b) const;
     double path_latency_s(const std::vector<uint32_t>& r) const;
     double path_bytes_per_s(const std::vector<uint32_t>& r) const;  // bottleneck

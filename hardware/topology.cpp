@@ -4,6 +4,71 @@
 
 namespace podsim {
 
+const char* to_string(LevelKind k) {
+    switch (k) {
+        case LevelKind::generic: return "generic";
+        case LevelKind::nvlink: return "nvlink";
+        case LevelKind::scale_out: return "scale-out";
+        case LevelKind::ici: return "ici";
+        case LevelKind::dcn: return "dcn";
+    }
+    return "?";
+}
+
+const std::vector<ChoiceDoc>& level_kind_docs() {
+    static const std::vector<ChoiceDoc> docs = {
+        {to_string(LevelKind::generic), "a plain ring level: hierarchical ring or tree, no topology-specific algorithm",
+         {{"size", "ranks at this level"},
+          {"bytes_per_s", "one-direction bandwidth per rank, B/s"},
+          {"latency_s", "per algorithm step, s"},
+          {"steps", "ring steps of one reduce-scatter or all-gather pass"}}},
+        {to_string(LevelKind::nvlink),
+         "GPU: the members of a group inside one node, all-to-all over NVLink/NVSwitch; with a scale-out level "
+         "outside it, the flat ring (one channel per member, each leaving on its own NIC) competes with the "
+         "hierarchical ring, and node-deduplicated expert all-to-alls forward over it",
+         {{"nvlink_bytes_per_s", "chip catalog: per GPU, one direction, B/s (x efficiency.collective_bw_fraction)"},
+          {"nvlink_latency_s", "chip catalog: per step, s"}}},
+        {to_string(LevelKind::scale_out),
+         "GPU: the group's nodes over their NICs, one rail per GPU (a rail-optimized fat tree)",
+         {{"gpu_nics_per_node", "system catalog: NICs carrying GPU traffic"},
+          {"gpu_nic_bytes_per_s", "system catalog: per NIC, one direction, B/s (shared by the node's GPUs)"},
+          {"network_efficiency", "system catalog: achievable fraction of the NIC rate"},
+          {"network_latency_s", "system catalog: per message step across nodes, s"}}},
+        {to_string(LevelKind::ici),
+         "TPU: the torus axes a group spans inside a slice; one axis is a (bidirectional when wrapped) ring, "
+         "several a multi-ring; an all-to-all crosses about steps/4 links",
+         {{"axes", "torus axes the level spans"},
+          {"wrapped_axes", "of them, whole wrapped axes (two links' worth; a line or partial axis gets one)"},
+          {"ici_link_bytes_per_s", "chip catalog: per link, one direction, B/s (x efficiency.collective_bw_fraction)"},
+          {"ici_hop_latency_s", "chip catalog: per hop, s"}}},
+        {to_string(LevelKind::dcn), "TPU: the data-center network between slices (multislice), the outermost level",
+         {{"dcn_bytes_per_s_per_chip", "chip catalog (tpu_slices): per chip, B/s"},
+          {"dcn_latency_s", "chip catalog (tpu_slices): per message step, s"}}},
+    };
+    return docs;
+}
+
+const std::vector<ChoiceDoc>& topology_docs() {
+    static const std::vector<ChoiceDoc> docs = {
+        {"tpu-torus",
+         "TPU slices: chips on a 2D/3D torus of ICI links (wraparound where the slice shape has it), hosts of "
+         "chips_per_host chips, slices joined over DCN; groups take whole torus axes in rank order, then slices",
+         {{"torus_dims", "scenario system accelerator_type: the slice shape (e.g. v5p-128: 4x4x4)"},
+          {"wraparound", "chip catalog (tpu_slices): which dimensions close into rings"},
+          {"twisted", "scenario system: twisted torus wraparound (AxAx2A, Ax2Ax2A slices)"},
+          {"slices", "scenario system: slices over DCN (multislice)"},
+          {"chips_per_host", "chip catalog (tpu_slices): chips sharing a host's DCN NIC"}}},
+        {"gpu-rail-fat-tree",
+         "GPU nodes: an NVSwitch inside each node; GPU i of every node on NIC i, rail i, through leaf and spine "
+         "switches; groups fill nodes in rank order",
+         {{"gpus_per_node", "system catalog"},
+          {"gpu_nics_per_node", "system catalog: one rail per NIC"},
+          {"nodes_per_leaf", "scenario system: nodes under one leaf switch per rail (default 32, a DGX SuperPOD unit)"},
+          {"oversubscription", "scenario system: leaf-to-spine oversubscription (default 1, full bisection)"}}},
+    };
+    return docs;
+}
+
 int GroupNetwork::size() const {
     int n = 1;
     for (const auto& l : levels) n *= l.size;
@@ -27,13 +92,13 @@ long long product(const std::vector<int>& v, size_t end) {
 
 NetLevel nvlink_level(const SystemSpec& sys, int n) {
     return {n, sys.chip.nvlink_bytes_per_s * sys.chip.eff.collective_bw_fraction, sys.chip.nvlink_latency_s, n - 1,
-            "NVLink"};
+            "NVLink", LevelKind::nvlink};
 }
 
 NetLevel nic_level(const SystemSpec& sys, int n) {
     // Each member of the group in a node drives its own NIC share (rail); the outer ring carries 1/per_node of the data.
     return {n, sys.node.nic_bytes_per_s_per_gpu() * sys.node.network_efficiency, sys.node.network_latency_s, n - 1,
-            sys.node.network};
+            sys.node.network, LevelKind::scale_out};
 }
 
 struct AxisUse {
@@ -160,14 +225,16 @@ GroupNetwork place_group(const SystemSpec& sys, const std::vector<int>& sizes, s
             steps += u.length - 1;
             wrapped += u.wrap;
         }
-        std::string name = "ICI " + std::to_string(uses.size()) + (uses.size() == 1 ? " axis " : " axes ") +
-                           (wrapped == static_cast<int>(uses.size()) ? "torus" : wrapped ? "torus/mesh" : "mesh");
+        const int axes = static_cast<int>(uses.size());
+        std::string name = "ICI " + std::to_string(axes) + (axes == 1 ? " axis " : " axes ") +
+                           (wrapped == axes ? "torus" : wrapped ? "torus/mesh" : "mesh");
         gn.levels.push_back({members, bw * sys.chip.eff.collective_bw_fraction, sys.chip.ici_hop_latency_s,
-                             std::max(1, steps), name});
+                             std::max(1, steps), name, LevelKind::ici, axes, wrapped});
     }
     if (p.dcn[which] > 1) {
         const auto& r = *sys.chip.tpu;
-        gn.levels.push_back({p.dcn[which], r.dcn_bytes_per_s_per_chip, r.dcn_latency_s, p.dcn[which] - 1, "DCN"});
+        gn.levels.push_back({p.dcn[which], r.dcn_bytes_per_s_per_chip, r.dcn_latency_s, p.dcn[which] - 1, "DCN",
+                             LevelKind::dcn});
     }
     return gn;
 }
@@ -178,7 +245,7 @@ NetLevel neighbour_link(const SystemSpec& sys, const std::vector<int>& sizes, si
     // Neighbouring stages talk over the outermost level the group spans; on ICI that is one link, not the
     // sum over the axes a collective would use.
     NetLevel l = gn.levels.back();
-    if (!sys.is_gpu && l.name.rfind("ICI", 0) == 0)
+    if (l.kind == LevelKind::ici)
         l.bytes_per_s = sys.chip.ici_link_bytes_per_s * sys.chip.eff.collective_bw_fraction;
     return l;
 }

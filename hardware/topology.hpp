@@ -9,9 +9,24 @@
 #include <string>
 #include <vector>
 
+#include "hardware/registry.hpp"
 #include "hardware/system.hpp"
 
 namespace podsim {
+
+// What a network level is, where the collective algorithms differ by it (a level's name is only its label).
+enum class LevelKind {
+    generic,    // a plain ring level (networks built by hand, the CPU loopback)
+    nvlink,     // GPU: the NVLink/NVSwitch domain inside a node, all-to-all
+    scale_out,  // GPU: the nodes' NICs, one rail per GPU, across nodes
+    ici,        // TPU: torus axes inside a slice (NetLevel::axes of them)
+    dcn,        // TPU: the data-center network between slices
+};
+const char* to_string(LevelKind k);
+// `podsim list`: the level kinds, and the topologies build_network makes (NetworkGraph::kind), with the catalog
+// figures that shape them.
+const std::vector<ChoiceDoc>& level_kind_docs();
+const std::vector<ChoiceDoc>& topology_docs();
 
 // One tier of a hierarchical collective: `size` ranks, each with `bytes_per_s` of one-direction bandwidth.
 struct NetLevel {
@@ -19,7 +34,10 @@ struct NetLevel {
     double bytes_per_s = 0;
     double latency_s = 0;  // per algorithm step
     int steps = 0;         // ring steps of one reduce-scatter or all-gather pass at this level
-    std::string name;      // "NVLink", "IB x1 rail", "ICI 2 axes torus", "DCN"
+    std::string name;      // display only: "NVLink", "IB x1 rail", "ICI 2 axes torus", "DCN"
+    LevelKind kind = LevelKind::generic;
+    int axes = 0;          // ICI: torus axes the level spans (more than one: a multi-ring)
+    int wrapped_axes = 0;  // ICI: of them, whole axes that close into a ring (the rest are lines)
 };
 
 struct GroupNetwork {

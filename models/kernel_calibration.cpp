@@ -115,16 +115,16 @@ std::vector<Job> plan_jobs(const ModelSpec& m, const ParallelPlan& p) {
             Job j;
             j.op = o.name, j.pass = pass;
             j.plan_flops = o.flops, j.plan_bytes = o.bytes, j.plan_min_dim = std::min({o.m, o.n, o.k});
-            if (o.kind == OpKind::matmul && o.name.rfind("core.", 0) != 0) {
+            if (o.kind == OpKind::matmul && !in_attention_core(o)) {
                 j.kind = "matmul";
                 // The token dimension of a weight GEMM is m (dgrad, forward) or k (wgrad).
-                j.tok_in_k = o.name.find(".wgrad") != std::string::npos;
+                j.tok_in_k = o.pass == OpPass::backward_weight;
                 j.full = {KernelFn::gemm, std::max(1L, static_cast<long>(o.m)), std::max(1L, static_cast<long>(o.n)),
                           std::max(1L, static_cast<long>(o.k))};
                 j.tok_full = j.tok_in_k ? j.full.k : j.full.m;
                 j.tok_floor = std::min(64L, j.tok_full);  // below this a GEMM turns into a matrix-vector product
-            } else if (o.kind == OpKind::attention || o.name.rfind("core.", 0) == 0) {
-                if (o.name.find("softmax") != std::string::npos || o.name.find(".bwd") != std::string::npos) continue;
+            } else if (in_attention_core(o)) {
+                if (o.role == OpRole::attention_softmax || is_backward(o)) continue;
                 // One kernel: QK^T, causal softmax, PV (the forward of core.qk + softmax + core.pv); batch x heads
                 // carry the shrinking.
                 j.kind = "attention", j.op = "attention";

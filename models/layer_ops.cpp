@@ -48,6 +48,7 @@ void backward_of(const Op& f, std::vector<Op>& out) {
     Op dgrad = matmul(f.name + ".dgrad", f.m, f.k, f.n, f.low_precision);
     Op wgrad = matmul(f.name + ".wgrad", f.k, f.n, f.m, f.low_precision);
     dgrad.flops *= batch, dgrad.bytes *= batch, wgrad.flops *= batch, wgrad.bytes *= batch;
+    dgrad.pass = OpPass::backward_data, wgrad.pass = OpPass::backward_weight;
     out.push_back(dgrad);
     out.push_back(wgrad);
 }
@@ -137,6 +138,7 @@ LayerOps layer_ops(const ModelSpec& m, const ParallelPlan& p, bool moe) {
         Op a;
         a.name = "flash_attention";
         a.kind = OpKind::attention;
+        a.role = OpRole::attention_core;
         a.flops = 2 * b * s_q * s_kv * heads * (qd + vd) * 0.5;  // QK^T and PV, causal half
         a.bytes = kAct * T * (q + kvk + kvv + o_in);
         core_fwd.push_back(a);
@@ -147,6 +149,8 @@ LayerOps layer_ops(const ModelSpec& m, const ParallelPlan& p, bool moe) {
         Op sm = elementwise("core.softmax_dropout", elems * (2 + 2 + mask + (mask ? 2 + 2 : 0)));
         Op pv = matmul("core.pv", s_q, vd, s_kv, false);
         pv.flops *= b * heads, pv.bytes = kAct * elems + kAct * (T * kvv + T * o_in);
+        qk.role = pv.role = OpRole::attention_core;
+        sm.role = OpRole::attention_softmax;
         core_fwd = {qk, sm, pv};
     }
     F.insert(F.end(), core_fwd.begin(), core_fwd.end());
@@ -222,9 +226,10 @@ LayerOps layer_ops(const ModelSpec& m, const ParallelPlan& p, bool moe) {
     for (const auto& o : F) {
         switch (o.kind) {
             case OpKind::matmul:
-                if (o.name.rfind("core.", 0) == 0) {
+                if (in_attention_core(o)) {
                     Op d = o;  // batched attention GEMMs: two per forward one
                     d.name += ".bwd";
+                    d.pass = OpPass::backward_data;
                     d.flops *= 2, d.bytes *= 2;
                     B.push_back(d);
                 } else {
@@ -235,6 +240,7 @@ LayerOps layer_ops(const ModelSpec& m, const ParallelPlan& p, bool moe) {
             case OpKind::attention: {
                 Op d = o;  // FlashAttention-2 backward: 5 GEMM-sized products vs 2 forward (Dao 2023, sec. 3.1.2)
                 d.name += ".bwd";
+                d.pass = OpPass::backward_data;
                 d.flops *= 2.5;
                 d.bytes *= 2;
                 B.push_back(d);
@@ -243,6 +249,7 @@ LayerOps layer_ops(const ModelSpec& m, const ParallelPlan& p, bool moe) {
             case OpKind::elementwise: {
                 Op d = o;
                 d.name += ".bwd";
+                d.pass = OpPass::backward_data;
                 d.bytes *= 2;
                 B.push_back(d);
                 break;
@@ -250,6 +257,7 @@ LayerOps layer_ops(const ModelSpec& m, const ParallelPlan& p, bool moe) {
             case OpKind::collective: {
                 Op d = o;  // all-gather <-> reduce-scatter swap roles; all-reduce stays
                 d.name += ".bwd";
+                d.pass = OpPass::backward_data;
                 d.overlappable = o.overlappable || (o.group == CommGroup::tp && p.tp_comm_overlap != TpOverlap::none);
                 if (o.comm == CommKind::all_gather) d.comm = CommKind::reduce_scatter;
                 else if (o.comm == CommKind::reduce_scatter) d.comm = CommKind::all_gather;
@@ -268,12 +276,14 @@ LayerOps layer_ops(const ModelSpec& m, const ParallelPlan& p, bool moe) {
             F.push_back(ring);
             Op ring_b = ring;
             ring_b.name += ".bwd";
+            ring_b.pass = OpPass::backward_data;
             ring_b.comm_bytes *= 2;  // K/V again plus their gradients
             B.push_back(ring_b);
         } else {
             // All-gather K/V before attention (Llama 3, sec. 3.3.2): simple, not hidden; dK/dV reduce-scattered.
             F.push_back(collective("cp.kv_all_gather", CommGroup::cp, CommKind::all_gather, kv_block * p.cp, false));
             B.push_back(collective("cp.kv_reduce_scatter", CommGroup::cp, CommKind::reduce_scatter, kv_block * p.cp, false));
+            B.back().pass = OpPass::backward_data;
         }
     }
 
@@ -284,7 +294,7 @@ LayerOps layer_ops(const ModelSpec& m, const ParallelPlan& p, bool moe) {
         L.recompute = core_fwd;  // Korthikanti et al. 2022: recompute only the attention core
     } else if (p.recompute == Recompute::minimal) {
         for (const auto& o : F)  // weight-GEMM outputs are saved; everything between them is recomputed
-            if (o.kind == OpKind::elementwise || o.kind == OpKind::attention || o.name.rfind("core.", 0) == 0)
+            if (o.kind == OpKind::elementwise || in_attention_core(o))
                 L.recompute.push_back(o);
     }
     return L;
@@ -299,6 +309,7 @@ LayerOps embedding_ops(const ModelSpec& m, const ParallelPlan& p) {
         L.forward.push_back(collective("tp.reduce.embedding", CommGroup::tp,
                                        p.sp ? CommKind::reduce_scatter : CommKind::all_reduce, T * h * kAct, false));
     L.backward.push_back(elementwise("embedding.grad", 3 * T * h * kAct));
+    L.backward.back().pass = OpPass::backward_data;
     return L;
 }
 
@@ -314,10 +325,13 @@ LayerOps head_ops(const ModelSpec& m, const ParallelPlan& p) {
     // Cross-entropy in fp32 over the vocab shard: read logits, write fp32 copy, exp, reductions.
     L.forward.push_back(elementwise("cross_entropy", T * V * (kAct + 4 + 4), 3));
     L.backward.push_back(elementwise("cross_entropy.bwd", T * V * (4 + kAct), 2));
+    L.backward.back().pass = OpPass::backward_data;
     backward_of(logits, L.backward);
-    if (p.tp > 1)
+    if (p.tp > 1) {
         L.backward.push_back(collective("tp.reduce.head", CommGroup::tp,
                                         p.sp ? CommKind::reduce_scatter : CommKind::all_reduce, T * h * kAct, false));
+        L.backward.back().pass = OpPass::backward_data;
+    }
     return L;
 }
 

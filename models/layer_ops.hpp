@@ -10,13 +10,21 @@
 namespace podsim {
 
 enum class OpKind { matmul, attention, elementwise, collective };
-enum class Pass { forward, backward, recompute };
+// Which way an op's kernel runs: forward (also when recomputed), or backward, where a GEMM's is two kernels: the
+// input gradient (dgrad; every other backward kernel counts as this) and the weight gradient (wgrad).
+enum class OpPass { forward, backward_data, backward_weight };
+// Where in the layer an op sits, when that changes its timing: the attention core (QK^T, softmax, PV, or the fused
+// kernel) runs as one measured kernel that takes each op's share, and hides the CP ring; its softmax has no
+// kernel of its own in a profile.
+enum class OpRole { plain, attention_core, attention_softmax };
 enum class CommGroup { tp, cp, fsdp, ep, etp };
 enum class CommKind { all_reduce, reduce_scatter, all_gather, send_recv, all_to_all };
 
 struct Op {
-    std::string name;
+    std::string name;  // display, and the key of its measured kernel in a profile
     OpKind kind = OpKind::elementwise;
+    OpPass pass = OpPass::forward;
+    OpRole role = OpRole::plain;
     double flops = 0;       // executed FLOPs (causal flash attention skips the masked half)
     double bytes = 0;       // HBM traffic
     double m = 0, n = 0, k = 0;  // GEMM shape (per matrix); batch folded into flops
@@ -32,6 +40,9 @@ struct Op {
     int a2a_node_limit = 0;
     int kernels = 1;
 };
+
+inline bool is_backward(const Op& o) { return o.pass != OpPass::forward; }
+inline bool in_attention_core(const Op& o) { return o.kind == OpKind::attention || o.role != OpRole::plain; }
 
 struct LayerOps {
     std::vector<Op> forward, backward, recompute;

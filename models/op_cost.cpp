@@ -49,15 +49,14 @@ double dedup_a2a_s(const Op& o, const GroupNetwork& net) {
 
 std::optional<double> profiled_time_s(const Op& o, const calib::KernelProfile& k) {
     if (o.kind == OpKind::collective) return std::nullopt;
-    if (o.name.find("softmax") != std::string::npos) return 0.0;  // inside the measured attention kernel
-    if (o.kind == OpKind::attention || o.name.rfind("core.", 0) == 0) {
+    if (o.role == OpRole::attention_softmax) return 0.0;  // inside the measured attention kernel
+    if (in_attention_core(o)) {
         // Attention is measured as one forward kernel; each attention op takes its share by FLOPs.
         if (auto t = k.time_s("attention", "forward", o.flops, 0)) return t;
         return k.fitted_time_s("attention", o.flops, 0, 0);
     }
-    const bool backward = o.name.find(".bwd") != std::string::npos || o.name.find(".dgrad") != std::string::npos ||
-                          o.name.find(".wgrad") != std::string::npos;
-    if (auto t = k.time_s(o.name, backward ? "backward" : "forward", o.flops, o.bytes)) return t;
+    // Profiles key a measured kernel by the op's name and its pass as `podsim calibrate` wrote them.
+    if (auto t = k.time_s(o.name, is_backward(o) ? "backward" : "forward", o.flops, o.bytes)) return t;
     return k.fitted_time_s(o.kind == OpKind::matmul ? "matmul" : "elementwise", o.flops, o.bytes,
                            std::min({o.m, o.n, o.k}));
 }
@@ -96,7 +95,7 @@ double op_time_s(const Op& o, const CostContext& c) {
             }
             if (o.comm == CommKind::all_to_all && o.a2a_copies > 0) {
                 const GroupNetwork& net = c.timer->network(g);
-                if (net.levels.size() == 2 && net.levels[0].name == "NVLink") return dedup_a2a_s(o, net);
+                if (net.levels.size() == 2 && net.levels[0].kind == LevelKind::nvlink) return dedup_a2a_s(o, net);
             }
             return c.timer->cost(to_collective(o.comm), o.comm_bytes, g).time_s;
         }
@@ -115,7 +114,7 @@ PassSums pass_sums(const std::vector<Op>& ops, const CostContext& c) {
         } else {
             r.compute_s += t;
             r.flops += o.flops;
-            if (o.kind == OpKind::attention || o.name.rfind("core.", 0) == 0) r.attention_s += t;
+            if (in_attention_core(o)) r.attention_s += t;
         }
     }
     return r;

@@ -12,6 +12,29 @@ const char* to_string(Schedule s) {
     }
     return "?";
 }
+const std::vector<ChoiceDoc>& schedule_docs() {
+    static const std::vector<ChoiceDoc> docs = [] {
+        const ParamDoc pp{"pp", "pipeline stages"};
+        const ParamDoc m{"micro-batches", "global_batch / (micro_batch x dp) per step"};
+        return std::vector<ChoiceDoc>{
+            {to_string(Schedule::gpipe),
+             "all forwards, then all backwards (Huang et al. 2019): bubble (pp-1)/(m+pp-1), every micro-batch's "
+             "activations held at once",
+             {pp, m}},
+            {to_string(Schedule::one_f_one_b),
+             "one forward, one backward in steady state (PipeDream-Flush, Narayanan et al. 2021): GPipe's bubble, "
+             "at most pp micro-batches' activations in flight",
+             {pp, m}},
+            {to_string(Schedule::interleaved),
+             "1F1B over vpp model chunks per stage (Megatron-LM, Narayanan et al. 2021): the bubble divided by vpp, "
+             "at the cost of pp x vpp - 1 hand-offs each way",
+             {pp, {"micro-batches", "as above, a multiple of pp (Megatron-LM's rule)"},
+              {"vpp", "model chunks per stage (> 1; divides the layers per stage)"}}},
+        };
+    }();
+    return docs;
+}
+
 const char* to_string(Recompute r) {
     switch (r) {
         case Recompute::none: return "none";

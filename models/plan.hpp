@@ -2,12 +2,15 @@
 #pragma once
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "hardware/json_reader.hpp"
+#include "hardware/registry.hpp"
 
 namespace podsim {
 
 enum class Schedule { gpipe, one_f_one_b, interleaved };
+const std::vector<ChoiceDoc>& schedule_docs();  // `podsim list`, in enum order
 // selective: the attention core (Korthikanti et al. 2022); minimal: every forward op but the weight GEMMs
 // (JAX checkpoint_dots policies, MaxText remat_policy=minimal); full: the whole layer from its input.
 enum class Recompute { none, selective, minimal, full };

@@ -15,6 +15,76 @@ const char* to_string(Collective c) {
     return "?";
 }
 
+const char* to_string(Algorithm a) {
+    switch (a) {
+        case Algorithm::none: return "none";
+        case Algorithm::ring: return "ring";
+        case Algorithm::bidirectional_ring: return "bidirectional ring";
+        case Algorithm::multi_ring: return "multi-ring";
+        case Algorithm::hierarchical_ring: return "hierarchical ring";
+        case Algorithm::flat_ring: return "flat ring";
+        case Algorithm::tree: return "tree";
+        case Algorithm::all_to_all: return "all-to-all";
+        case Algorithm::pairwise: return "pairwise";
+        case Algorithm::p2p: return "p2p";
+    }
+    return "?";
+}
+
+std::optional<Algorithm> algorithm_from_string(std::string_view name) {
+    for (int i = 0;; ++i) {
+        const auto a = static_cast<Algorithm>(i);
+        const std::string_view s = to_string(a);
+        if (s == "?") return std::nullopt;
+        if (s == name) return a;
+    }
+}
+
+const std::vector<ChoiceDoc>& algorithm_docs() {
+    static const std::vector<ChoiceDoc> docs = [] {
+        const ParamDoc bytes{"bytes", "the full buffer: all-gather output, reduce-scatter input, all-reduce one, B"};
+        const ParamDoc levels{"levels", "the group's network levels, inner first: size, bytes_per_s, latency_s, "
+                                        "steps"};
+        return std::vector<ChoiceDoc>{
+            {to_string(Algorithm::none), "a group of one, or nothing to send: no time", {}},
+            {to_string(Algorithm::ring),
+             "one pass (reduce-scatter or all-gather) over n ranks: (n-1)/n x bytes / bytes_per_s + steps x "
+             "latency_s; an all-reduce is two passes (Thakur et al. 2005)",
+             {bytes, levels}},
+            {to_string(Algorithm::bidirectional_ring),
+             "a ring on one torus axis; on a whole wrapped axis half the data goes each way (two links' worth)",
+             {bytes, levels, {"wrapped_axes", "1 when the axis is whole and wraps"}}},
+            {to_string(Algorithm::multi_ring),
+             "a group over several torus axes: the data split into one lane per axis, each lane visiting the axes in "
+             "its own order so that every axis is busy at once; bandwidth is the axes' sum",
+             {bytes, levels, {"axes", "torus axes the group spans (the ICI level's count)"}}},
+            {to_string(Algorithm::hierarchical_ring),
+             "level by level, inner first: level l carries bytes / (inner sizes) (NVLink then the NICs; ICI then DCN)",
+             {bytes, levels}},
+            {to_string(Algorithm::flat_ring),
+             "GPU groups over NVLink and NICs: one ring over all n ranks in k channels (k members per node), each "
+             "leaving the node on its own rail, every hop at min(NVLink, k x NIC); taken when faster than the "
+             "hierarchical ring",
+             {bytes, {"levels", "exactly an nvlink level of k > 1 members and a scale-out level"}}},
+            {to_string(Algorithm::tree),
+             "all-reduce as a binary tree reduce then broadcast per level, 2 ceil(log2 n) steps of the whole buffer "
+             "(not pipelined); taken when faster than the ring (small messages)",
+             {bytes, levels}},
+            {to_string(Algorithm::all_to_all),
+             "closed form: each rank sends bytes/n to every other; each level carries the share of destinations "
+             "beyond the inner levels, all levels at once (the slowest sets the time); on ICI a message crosses "
+             "about steps/4 links",
+             {{"bytes", "all of one rank's outgoing data, B"}, levels}},
+            {to_string(Algorithm::pairwise),
+             "all-to-all lowered to flows: n - 1 phases, in phase s rank m sends bytes/n to rank m + s",
+             {{"bytes", "all of one rank's outgoing data, B"}}},
+            {to_string(Algorithm::p2p), "one message to the neighbouring rank: bytes / bytes_per_s + latency_s",
+             {{"bytes", "the message, B"}, {"link", "the outermost level the pair spans (on ICI one link)"}}},
+        };
+    }();
+    return docs;
+}
+
 namespace {
 
 // One reduce-scatter or all-gather pass, hierarchical: level l moves the data left after the inner levels,
@@ -39,26 +109,26 @@ double flat_ring_pass_s(double bytes, const GroupNetwork& net) {
 }
 
 bool two_level_gpu(const GroupNetwork& net) {
-    return net.levels.size() == 2 && net.levels[0].name == "NVLink" && net.levels[0].size > 1;
+    return net.levels.size() == 2 && net.levels[0].kind == LevelKind::nvlink && net.levels[0].size > 1;
 }
 
-const char* ring_name(const GroupNetwork& net) {
-    if (net.levels.size() == 1 && net.levels[0].name.rfind("ICI", 0) == 0)
-        return net.levels[0].name.find("axes") != std::string::npos ? "multi-ring" : "bidirectional ring";
-    if (net.levels.size() > 1) return "hierarchical ring";
-    return "ring";
+Algorithm ring_algorithm(const GroupNetwork& net) {
+    if (net.levels.size() == 1 && net.levels[0].kind == LevelKind::ici)
+        return net.levels[0].axes > 1 ? Algorithm::multi_ring : Algorithm::bidirectional_ring;
+    if (net.levels.size() > 1) return Algorithm::hierarchical_ring;
+    return Algorithm::ring;
 }
 
 }  // namespace
 
 CollectiveCost collective_cost(Collective c, double bytes, const GroupNetwork& net) {
-    if (net.size() <= 1 || bytes <= 0) return {0.0, "none"};
+    if (net.size() <= 1 || bytes <= 0) return priced(0.0, Algorithm::none);
     // One reduce-scatter or all-gather pass: hierarchical, or for two-level GPU groups the flat ring when faster
     // (NCCL's tuner picks by the same bandwidths).
-    CollectiveCost pass{ring_pass_s(bytes, net), ring_name(net)};
+    CollectiveCost pass = priced(ring_pass_s(bytes, net), ring_algorithm(net));
     if (two_level_gpu(net)) {
         const double flat = flat_ring_pass_s(bytes, net);
-        if (flat < pass.time_s) pass = {flat, "flat ring"};
+        if (flat < pass.time_s) pass = priced(flat, Algorithm::flat_ring);
     }
     switch (c) {
         case Collective::reduce_scatter:
@@ -70,7 +140,7 @@ CollectiveCost collective_cost(Collective c, double bytes, const GroupNetwork& n
             double tree = 0;
             for (const auto& l : net.levels)
                 tree += 2 * std::ceil(std::log2(std::max(2, l.size))) * (l.latency_s + bytes / l.bytes_per_s);
-            return ring <= tree ? CollectiveCost{ring, pass.algorithm} : CollectiveCost{tree, "tree"};
+            return ring <= tree ? priced(ring, pass.kind) : priced(tree, Algorithm::tree);
         }
         case Collective::all_to_all: {
             // Each member sends bytes/n to every other member. Level l carries what leaves the members inside it:
@@ -83,20 +153,20 @@ CollectiveCost collective_cost(Collective c, double bytes, const GroupNetwork& n
             for (const auto& l : net.levels) {
                 const double beyond = (n - inner) / n;   // destinations outside the inner levels
                 const double here = beyond - (n - inner * l.size) / n;  // ... that this level reaches
-                const bool ici = l.name.rfind("ICI", 0) == 0;
+                const bool ici = l.kind == LevelKind::ici;
                 const double hops = ici ? std::max(1.0, l.steps / 4.0) : 1.0;
                 t = std::max(t, bytes * here * hops / l.bytes_per_s);
                 lat += l.steps * l.latency_s;
                 inner *= l.size;
             }
-            return {t + lat, "all-to-all"};
+            return priced(t + lat, Algorithm::all_to_all);
         }
         case Collective::send_recv: {
             const auto& l = net.levels.back();
-            return {bytes / l.bytes_per_s + l.latency_s, "p2p"};
+            return priced(bytes / l.bytes_per_s + l.latency_s, Algorithm::p2p);
         }
     }
-    return {0.0, "none"};
+    return priced(0.0, Algorithm::none);
 }
 
 }  // namespace podsim

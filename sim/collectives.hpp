@@ -1,7 +1,10 @@
 // Alpha-beta cost of collectives over a (hierarchical) group network, with the algorithm chosen by message size.
 #pragma once
-#include <string>
+#include <optional>
+#include <string_view>
+#include <vector>
 
+#include "hardware/registry.hpp"
 #include "hardware/topology.hpp"
 
 namespace podsim {
@@ -9,10 +12,30 @@ namespace podsim {
 enum class Collective { all_reduce, reduce_scatter, all_gather, all_to_all, send_recv };
 const char* to_string(Collective c);
 
+// How a collective is carried out: the closed form picks one (collective_cost), the flow lowering follows it
+// (lower_collective), and reports name it. Names are for input and output only.
+enum class Algorithm {
+    none,                // nothing to move (one member, no bytes)
+    ring,                // one ring over one level
+    bidirectional_ring,  // one torus axis, the ring split both ways
+    multi_ring,          // several torus axes at once, one lane starting on each
+    hierarchical_ring,   // level by level, inner first (NVLink then the NICs; ICI then DCN)
+    flat_ring,           // GPU: one ring over all members, one channel per member of a node (NCCL's default)
+    tree,                // binary tree reduce + broadcast, small all-reduces
+    all_to_all,          // the closed form's all-to-all: all levels at once, the slowest sets the time
+    pairwise,            // all-to-all lowered to flows: n - 1 shifted exchanges
+    p2p,                 // one send/receive between neighbours
+};
+const char* to_string(Algorithm a);
+std::optional<Algorithm> algorithm_from_string(std::string_view name);
+const std::vector<ChoiceDoc>& algorithm_docs();  // `podsim list`, in enum order
+
 struct CollectiveCost {
     double time_s = 0;
-    const char* algorithm = "none";
+    Algorithm kind = Algorithm::none;  // what the lowering to flows follows
+    const char* algorithm = "none";    // to_string(kind): the label reports print
 };
+inline CollectiveCost priced(double time_s, Algorithm a) { return {time_s, a, to_string(a)}; }
 
 // `bytes` is the full (unsharded) buffer: an all-gather's output, a reduce-scatter's input, an all-reduce's buffer,
 // all of one rank's outgoing data for all-to-all, the message for send/recv.

@@ -46,22 +46,22 @@ void ring_pass(FlowLane& lane, const std::vector<uint32_t>& members, const Group
 
 void merge_into(LoweredCollective& a, LoweredCollective&& b) {
     for (auto& l : b.lanes) a.lanes.push_back(std::move(l));
-    if (a.algorithm.empty()) a.algorithm = b.algorithm;
+    if (a.algorithm == Algorithm::none) a.algorithm = b.algorithm;
 }
 
 LoweredCollective lower_collective(Collective c, double bytes, const std::vector<uint32_t>& members,
-                                   const GroupShape& s, const std::string& algorithm) {
-    const bool tree = algorithm == "tree";
+                                   const GroupShape& s, Algorithm algorithm) {
+    const bool tree = algorithm == Algorithm::tree;
     LoweredCollective lc;
     const int n = static_cast<int>(members.size());
     if (n <= 1 || bytes <= 0) return lc;
     if (c == Collective::send_recv) {
-        lc.algorithm = "p2p";
+        lc.algorithm = Algorithm::p2p;
         lc.lanes.push_back({{FlowPhase{{{members[0], members[1], bytes}}}}});
         return lc;
     }
     if (c == Collective::all_to_all) {
-        lc.algorithm = "pairwise";
+        lc.algorithm = Algorithm::pairwise;
         FlowLane lane;
         for (int step = 1; step < n; ++step) {
             FlowPhase ph;
@@ -73,7 +73,7 @@ LoweredCollective lower_collective(Collective c, double bytes, const std::vector
     }
     if (c == Collective::all_reduce && tree) {
         // Binary tree: reduce to member 0 level by level, then broadcast back (not pipelined: small messages).
-        lc.algorithm = "tree";
+        lc.algorithm = Algorithm::tree;
         FlowLane lane;
         std::vector<FlowPhase> up;
         for (int span = 1; span < n; span *= 2) {
@@ -90,11 +90,11 @@ LoweredCollective lower_collective(Collective c, double bytes, const std::vector
         lc.lanes.push_back(std::move(lane));
         return lc;
     }
-    if (algorithm == "flat ring" && s.dims.size() == 2 && s.dims[0].intra_node) {
+    if (algorithm == Algorithm::flat_ring && s.dims.size() == 2 && s.dims[0].intra_node) {
         // k channels. On node x, channel c enters at local (c - x) mod k and leaves from the local just before it,
         // which is where it enters node x+1: every node-to-node hop stays on one rail (GPU -> NIC -> leaf -> NIC ->
         // GPU), and the k channels use k different rails.
-        lc.algorithm = "flat ring";
+        lc.algorithm = Algorithm::flat_ring;
         const int k = s.dims[0].length, m = s.dims[1].length;
         for (int ch = 0; ch < k; ++ch) {
             std::vector<uint32_t> order;
@@ -120,8 +120,9 @@ LoweredCollective lower_collective(Collective c, double bytes, const std::vector
     std::vector<size_t> ici, seq, dcn;
     for (size_t k = 0; k < s.dims.size(); ++k) (s.dims[k].ici ? ici : s.dims[k].dcn ? dcn : seq).push_back(k);
     const size_t D = std::max<size_t>(1, ici.size());
-    lc.algorithm = ici.size() > 1 ? "multi-ring" : s.dims.size() > 1 ? "hierarchical ring" : "ring";
-    if (s.dims.size() == 1 && s.dims[0].bidirectional) lc.algorithm = "bidirectional ring";
+    lc.algorithm = ici.size() > 1 ? Algorithm::multi_ring : s.dims.size() > 1 ? Algorithm::hierarchical_ring
+                                                                               : Algorithm::ring;
+    if (s.dims.size() == 1 && s.dims[0].bidirectional) lc.algorithm = Algorithm::bidirectional_ring;
     for (size_t lane_i = 0; lane_i < D; ++lane_i) {
         std::vector<size_t> order = seq;
         for (size_t j = 0; j < ici.size(); ++j) order.push_back(ici[(lane_i + j) % ici.size()]);

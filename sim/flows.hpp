@@ -22,7 +22,7 @@ struct FlowLane {
     std::vector<FlowPhase> phases;  // one after another
 };
 struct LoweredCollective {
-    std::string algorithm;
+    Algorithm algorithm = Algorithm::none;
     std::vector<FlowLane> lanes;  // concurrent
 };
 
@@ -30,9 +30,10 @@ struct LoweredCollective {
 // each starting on a different axis), hierarchical NVLink-then-network on GPU nodes, DCN last across slices;
 // flat ring with one channel per member of a node (NCCL's multi-node ring: each channel leaves the node on another
 // NIC); binary tree for small all-reduces; pairwise exchange for all-to-all.
-// `algorithm` is what the closed form chose ("tree", "flat ring", or any ring-family name).
+// `algorithm` is what the closed form chose: tree and flat ring are followed, any other picks the ring family
+// (named after the shape: ring, bidirectional ring, multi-ring or hierarchical ring).
 LoweredCollective lower_collective(Collective c, double bytes, const std::vector<uint32_t>& members,
-                                   const GroupShape& shape, const std::string& algorithm = "ring");
+                                   const GroupShape& shape, Algorithm algorithm = Algorithm::ring);
 
 // Appends the lanes of `b` to `a` (instances that run at the same time).
 void merge_into(LoweredCollective& a, LoweredCollective&& b);
@@ -42,7 +43,8 @@ double analytical_time_s(const LoweredCollective& lc, const NetworkGraph& g);
 
 // Runs the flows in SimGrid (S4U) on a platform built from the graph: one SimGrid link per graph link, CM02
 // network model with no cross-traffic, so that a lone flow takes exactly bytes / bandwidth + latency. SimGrid keeps
-// one engine per process, so each call runs in a forked child. Returns the time the last lane finishes.
+// one engine per process, so each call runs in a forked child. Returns the time the last lane finishes. When the
+// simulation fails, throws std::runtime_error with the reason (SimGrid's exception text, or how its process ended).
 double simgrid_time_s(const std::vector<LoweredCollective>& concurrent, const NetworkGraph& g);
 // The same run, with the time each of the concurrent collectives finishes.
 std::vector<double> simgrid_end_times_s(const std::vector<LoweredCollective>& concurrent, const NetworkGraph& g);

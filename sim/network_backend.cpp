@@ -1,7 +1,7 @@
 #include "sim/network_backend.hpp"
 
-#include <cmath>
 #include <algorithm>
+#include <cmath>
 #include <set>
 
 #include "sim/flows.hpp"
@@ -14,7 +14,7 @@ GroupNetwork part_of(const GroupNetwork& net, GroupRef::Part part) {
     if (part == GroupRef::Part::all) return net;
     GroupNetwork out;
     for (const auto& l : net.levels)
-        if ((l.name == "DCN") == (part == GroupRef::Part::across_slices)) out.levels.push_back(l);
+        if ((l.kind == LevelKind::dcn) == (part == GroupRef::Part::across_slices)) out.levels.push_back(l);
     return out;
 }
 
@@ -47,6 +47,22 @@ void sub_groups(const GroupShape& shape, const std::vector<uint32_t>& members, G
 
 }  // namespace
 
+template <class Map, class Key, class Make>
+const typename Map::mapped_type& CollectiveTimer::cached(Map& map, const Key& key, Make&& make) const {
+    {
+        std::shared_lock lock(mutex_);
+        if (auto it = map.find(key); it != map.end()) return it->second;
+    }
+    typename Map::mapped_type value = make();  // unlocked: other threads look up (or compute) meanwhile
+    std::unique_lock lock(mutex_);
+    return map.try_emplace(typename Map::key_type(key), std::move(value)).first->second;
+}
+
+const NetworkGraph& CollectiveTimer::graph() const {
+    std::call_once(graph_once_, [this] { graph_ = std::make_unique<NetworkGraph>(build_network(sys_)); });
+    return *graph_;
+}
+
 double CollectiveTimer::simulate_sharers(std::vector<LoweredCollective> fg,
                                          std::vector<std::vector<LoweredCollective>> background) const {
     // Symmetry: instances of a group are alike, so one of them stands for all. It is simulated together with every
@@ -61,12 +77,13 @@ double CollectiveTimer::simulate_sharers(std::vector<LoweredCollective> fg,
                     if (f.src != f.dst) pairs.emplace(f.src, f.dst);
         return pairs;
     };
+    const NetworkGraph& g = graph();
     std::set<uint32_t> mine;
     for (const auto& [a, b] : pairs_of(fg.front()))
-        for (uint32_t l : graph_->route(a, b)) mine.insert(l);
+        for (uint32_t l : g.route(a, b)) mine.insert(l);
     auto shares = [&](const LoweredCollective& lc) {
         for (const auto& [a, b] : pairs_of(lc))
-            for (uint32_t l : graph_->route(a, b))
+            for (uint32_t l : g.route(a, b))
                 if (mine.count(l)) return true;
         return false;
     };
@@ -77,13 +94,13 @@ double CollectiveTimer::simulate_sharers(std::vector<LoweredCollective> fg,
     };
     take_sharers(fg, 1);
     for (auto& v : background) take_sharers(v, 0);
-    ++simulations_;
-    return simgrid_end_times_s(together, *graph_).front();
+    simulations_.fetch_add(1, std::memory_order_relaxed);
+    return simgrid_end_times_s(together, g).front();
 }
 
 std::vector<LoweredCollective> CollectiveTimer::lower_all(const Traffic& t) const {
-    const GroupNetwork net = part_of(place_group(sys_, t.group.sizes, t.group.which), t.group.part);
-    const std::string chosen = collective_cost(t.c, t.bytes, net).algorithm;
+    const GroupNetwork& net = network(t.group);
+    const Algorithm chosen = collective_cost(t.c, t.bytes, net).kind;
     const GroupShape shape = group_shape(sys_, t.group.sizes, t.group.which);
     std::vector<LoweredCollective> instances;
     if (net.size() <= 1 || t.bytes <= 0) return instances;
@@ -91,7 +108,7 @@ std::vector<LoweredCollective> CollectiveTimer::lower_all(const Traffic& t) cons
         if (t.c == Collective::send_recv) {
             // Pipeline neighbours: stage i sends to stage i + 1 in every pipeline at once.
             LoweredCollective p2p;
-            p2p.algorithm = "p2p";
+            p2p.algorithm = Algorithm::p2p;
             for (size_t i = 0; i + 1 < members.size(); ++i)
                 p2p.lanes.push_back({{FlowPhase{{{members[i], members[i + 1], t.bytes}}}}});
             instances.push_back(std::move(p2p));
@@ -110,12 +127,11 @@ CollectiveCost CollectiveTimer::cost_with(const Traffic& fg, const std::vector<T
     if (backend_ == NetworkBackend::analytical || background.empty() || alone.time_s <= 0) return alone;
     std::vector<TrafficKey> key{key_of(fg)};
     for (const auto& b : background) key.push_back(key_of(b));
-    if (auto it = shared_cache_.find(key); it != shared_cache_.end()) return it->second;
-    if (!graph_) graph_ = std::make_unique<NetworkGraph>(build_network(sys_));
-    std::vector<std::vector<LoweredCollective>> bg_all;
-    for (const auto& b : background) bg_all.push_back(lower_all(b));
-    CollectiveCost out{simulate_sharers(lower_all(fg), std::move(bg_all)), alone.algorithm};
-    return shared_cache_[std::move(key)] = out;
+    return cached(shared_cache_, key, [&] {
+        std::vector<std::vector<LoweredCollective>> bg_all;
+        for (const auto& b : background) bg_all.push_back(lower_all(b));
+        return priced(simulate_sharers(lower_all(fg), std::move(bg_all)), alone.kind);
+    });
 }
 
 CollectiveTimer::TrafficKey CollectiveTimer::key_of(const Traffic& t) {
@@ -123,34 +139,32 @@ CollectiveTimer::TrafficKey CollectiveTimer::key_of(const Traffic& t) {
 }
 
 const GroupNetwork& CollectiveTimer::network(const GroupRef& g) const {
-    auto key = std::make_tuple(g.sizes, g.which, static_cast<int>(g.part));
-    if (auto it = networks_.find(key); it != networks_.end()) return it->second;
-    return networks_[std::move(key)] = part_of(place_group(sys_, g.sizes, g.which), g.part);
+    const int part = static_cast<int>(g.part);
+    return cached(networks_, std::tie(g.sizes, g.which, part),
+                  [&] { return part_of(place_group(sys_, g.sizes, g.which), g.part); });
+}
+
+const NetLevel& CollectiveTimer::neighbour(const GroupRef& g) const {
+    return cached(neighbours_, std::tie(g.sizes, g.which), [&] { return neighbour_link(sys_, g.sizes, g.which); });
 }
 
 CollectiveCost CollectiveTimer::cost(Collective c, double bytes, const GroupRef& g) const {
     const GroupNetwork& net = network(g);
     if (backend_ == NetworkBackend::analytical || net.size() <= 1 || bytes <= 0) {
         if (c == Collective::send_recv) {
-            auto key = std::make_tuple(g.sizes, g.which);
-            auto it = neighbours_.find(key);
-            if (it == neighbours_.end()) it = neighbours_.emplace(key, neighbour_link(sys_, g.sizes, g.which)).first;
-            const NetLevel& l = it->second;
-            if (l.bytes_per_s <= 0) return {0.0, "none"};
-            return {bytes / l.bytes_per_s + l.latency_s, "p2p"};
+            const NetLevel& l = neighbour(g);
+            if (l.bytes_per_s <= 0) return priced(0.0, Algorithm::none);
+            return priced(bytes / l.bytes_per_s + l.latency_s, Algorithm::p2p);
         }
         return collective_cost(c, bytes, net);
     }
-    const TrafficKey key = key_of({c, bytes, g});
-    if (auto it = cache_.find(key); it != cache_.end()) return it->second;
-    if (!graph_) graph_ = std::make_unique<NetworkGraph>(build_network(sys_));
-    // Every instance of the group at once, with the algorithm the closed form picked (ring family or tree).
-    std::vector<LoweredCollective> instances = lower_all({c, bytes, g});
-    const std::string algorithm = instances.front().algorithm;
-    CollectiveCost out{simulate_sharers(std::move(instances), {}), nullptr};
-    static std::set<std::string> names;  // node-based: the c_str() handed out stays valid
-    out.algorithm = names.insert(algorithm).first->c_str();
-    return cache_[key] = out;
+    // Every instance of the group at once, with the algorithm the closed form picked (ring family or tree), named
+    // as lowered.
+    return cached(cache_, key_of({c, bytes, g}), [&] {
+        std::vector<LoweredCollective> instances = lower_all({c, bytes, g});
+        const Algorithm algorithm = instances.front().algorithm;
+        return priced(simulate_sharers(std::move(instances), {}), algorithm);
+    });
 }
 
 }  // namespace podsim

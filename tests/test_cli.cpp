@@ -31,8 +31,8 @@ CommandResult run_variant(const std::string& name, const std::function<void(pods
 }  // namespace
 
 TEST_CASE("every subcommand answers --help") {
-    // The eight commands of cli/main.cpp (kHelp); `podsim --help` lists each of them.
-    const char* const commands[] = {"run", "validate", "fit", "calibrate", "search", "sweep", "report", "check"};
+    // The nine commands of cli/main.cpp (kHelp); `podsim --help` lists each of them.
+    const char* const commands[] = {"run", "validate", "fit", "calibrate", "search", "sweep", "report", "check", "list"};
     const auto top = run_podsim("--help");
     CHECK(top.exit_code == 0);
     for (const char* cmd : commands) {

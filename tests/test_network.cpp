@@ -32,7 +32,7 @@ std::vector<Case> topology_cases() {
     };
 }
 
-LoweredCollective all_instances(Collective c, double bytes, const Case& k, const std::string& algorithm) {
+LoweredCollective all_instances(Collective c, double bytes, const Case& k, Algorithm algorithm) {
     LoweredCollective all;
     const auto shape = group_shape(k.sys, k.sizes, k.which);
     for (const auto& members : group_instances(k.sizes, k.which))
@@ -54,11 +54,12 @@ TEST_CASE("uncontended: the flow-level analytical backend and SimGrid agree with
                 const double a = analytical_time_s(lc, g);
                 const double s = simgrid_time_s({lc}, g);
                 CHECK_MESSAGE(s == approx(a).epsilon(0.02),
-                              std::string(k.label) << ", " << std::string(to_string(c)) << " of " << bytes << " B (" << lc.algorithm
-                                      << "): analytical " << a << " s, SimGrid " << s << " s");
+                              std::string(k.label) << ", " << std::string(to_string(c)) << " of " << bytes << " B ("
+                                                   << to_string(lc.algorithm) << "): analytical " << a << " s, SimGrid "
+                                                   << s << " s");
             }
         }
-        auto tree = lower_collective(Collective::all_reduce, 4096, members, shape, "tree");
+        auto tree = lower_collective(Collective::all_reduce, 4096, members, shape, Algorithm::tree);
         CHECK(simgrid_time_s({tree}, g) == approx(analytical_time_s(tree, g)).epsilon(0.02));
     }
 }
@@ -73,8 +74,8 @@ TEST_CASE("the closed-form model matches SimGrid when every group of the kind co
             const double bytes = 512e6;
             const auto closed_cost = collective_cost(c, bytes, net);
             const double closed = closed_cost.time_s;
-            const double sg = simgrid_time_s({all_instances(c, bytes, k, closed_cost.algorithm)}, g);
-            if (std::string(closed_cost.algorithm) == "flat ring") {
+            const double sg = simgrid_time_s({all_instances(c, bytes, k, closed_cost.kind)}, g);
+            if (closed_cost.kind == Algorithm::flat_ring) {
                 // The channels of a flat ring load every NVLink about as much as the NICs; max-min sharing does
                 // not keep both saturated, so SimGrid is slower than the closed form, which is a lower bound here.
                 CHECK_MESSAGE(sg >= closed * 0.98, k.label << ": flat ring SimGrid " << sg << " s below closed " << closed);
@@ -122,18 +123,18 @@ TEST_CASE("contention: two groups sharing a torus axis split its links") {
 
 TEST_CASE("the algorithm is named: ring, bidirectional ring, multi-ring, hierarchical, tree, pairwise, p2p") {
     const auto cases = topology_cases();
-    auto algo = [&](size_t i, Collective c, const std::string& chosen = "ring") {
+    auto algo = [&](size_t i, Collective c, Algorithm chosen = Algorithm::ring) {
         const auto& k = cases[i];
-        return lower_collective(c, 1e6, group_instances(k.sizes, k.which).front(), group_shape(k.sys, k.sizes, k.which),
-                                chosen)
-            .algorithm;
+        return std::string(to_string(lower_collective(c, 1e6, group_instances(k.sizes, k.which).front(),
+                                                      group_shape(k.sys, k.sizes, k.which), chosen)
+                                         .algorithm));
     };
     CHECK(algo(0, Collective::all_reduce) == "bidirectional ring");
     CHECK(algo(1, Collective::all_reduce) == "multi-ring");
     CHECK(algo(2, Collective::all_gather) == "ring");
     CHECK(algo(6, Collective::reduce_scatter) == "hierarchical ring");
-    CHECK(algo(4, Collective::all_reduce, "tree") == "tree");
-    CHECK(algo(6, Collective::all_reduce, "flat ring") == "flat ring");
+    CHECK(algo(4, Collective::all_reduce, Algorithm::tree) == "tree");
+    CHECK(algo(6, Collective::all_reduce, Algorithm::flat_ring) == "flat ring");
     CHECK(algo(4, Collective::all_to_all) == "pairwise");
     CHECK(algo(4, Collective::send_recv) == "p2p");
 }
