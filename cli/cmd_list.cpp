@@ -3,7 +3,7 @@
 #include <fmt/format.h>
 
 #include "cli/commands.hpp"
-#include "hardware/topology.hpp"
+#include "placement/placement.hpp"
 #include "models/plan.hpp"
 #include "sim/collectives.hpp"
 
@@ -19,7 +19,7 @@ struct Section {
 
 std::vector<Section> sections() {
     return {{"algorithms", "collective algorithms (sim/collectives.hpp)", algorithm_docs()},
-            {"levels", "network level kinds (hardware/topology.hpp)", level_kind_docs()},
+            {"levels", "network level kinds (placement/placement.hpp)", level_kind_docs()},
             {"topologies", "topologies (hardware/network_graph.cpp)", topology_docs()},
             {"schedules", "pipeline schedules (models/plan.hpp; a scenario's parallel.schedule)", schedule_docs()}};
 }

@@ -4,7 +4,7 @@
 #include <array>
 #include <cstdio>
 
-#include "hardware/topology.hpp"
+#include "placement/placement.hpp"
 #include "models/layer_ops.hpp"
 #include "models/result_checks.hpp"
 #include "sim/collectives.hpp"

@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "hardware/registry.hpp"
-#include "hardware/topology.hpp"
+#include "placement/placement.hpp"
 
 namespace podsim {
 

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "hardware/network_graph.hpp"
-#include "hardware/topology.hpp"
+#include "placement/placement.hpp"
 #include "sim/collectives.hpp"
 
 namespace podsim {

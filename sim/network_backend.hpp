@@ -18,7 +18,7 @@
 
 #include "hardware/network_graph.hpp"
 #include "hardware/system.hpp"
-#include "hardware/topology.hpp"
+#include "placement/placement.hpp"
 #include "sim/collectives.hpp"
 #include "sim/flows.hpp"
 

@@ -1,7 +1,7 @@
 // The hardware catalog: every shipped file loads, figures are sourced, slices are shaped as the Cloud docs say.
 #include <doctest/doctest.h>
 
-#include "hardware/topology.hpp"
+#include "placement/placement.hpp"
 #include "tests/helpers.hpp"
 
 using namespace podsim;

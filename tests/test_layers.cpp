@@ -1,4 +1,4 @@
-// The layers are one-way: hardware <- sim <- models <- planner <- reports <- cli. A file may include its own layer
+// The layers are one-way: hardware <- placement <- sim <- models <- planner <- reports <- cli. A file may include its own layer
 // and those below it, never one above. The build enforces this for each layer library's .cpp files (its include
 // path is a view of the layers it may see: CMakeLists.txt, PODSIM_LAYERS); this test checks every line of every
 // source file of every layer, headers included, since a header that only higher layers include is never compiled
@@ -17,7 +17,7 @@ namespace fs = std::filesystem;
 namespace {
 
 // Lowest first. bench, fuzz and tests sit above every layer.
-const std::vector<std::string> kLayers = {"hardware", "sim", "models", "planner", "reports", "cli"};
+const std::vector<std::string> kLayers = {"hardware", "placement", "sim", "models", "planner", "reports", "cli"};
 const std::vector<std::string> kTop = {"bench", "fuzz", "tests"};
 
 // The rank of a top-level folder in the order; -1 when it is no source folder (an include of a system header).
@@ -65,7 +65,7 @@ std::vector<std::string> upward_includes(const fs::path& root, const std::string
         const std::string dir = included_dir(root, file, inc);
         if (rank_of(dir) > own_rank)
             found.push_back(file + ":" + std::to_string(n) + ": #include \"" + inc + "\" reaches " + dir + "/, above " +
-                            own + "/ (order: hardware < sim < models < planner < reports < cli)");
+                            own + "/ (order: hardware < placement < sim < models < planner < reports < cli)");
     }
     return found;
 }

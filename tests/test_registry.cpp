@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "hardware/topology.hpp"
+#include "placement/placement.hpp"
 #include "models/layer_ops.hpp"
 #include "models/op_cost.hpp"
 #include "models/plan.hpp"

@@ -1,4 +1,4 @@
-#include "hardware/topology.hpp"
+#include "placement/placement.hpp"
 
 #include <numeric>
 
