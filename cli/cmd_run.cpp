@@ -11,6 +11,23 @@
 
 namespace podsim {
 
+namespace {
+// An impossible plan is an answer, but not a success: the output goes to stdout, the reasons with their JSON paths
+// to stderr, no output file is written, and the exit status is 3.
+int answer(const std::string& out, bool feasible, const std::string& file, const std::vector<std::string>& reasons,
+           const std::vector<std::string>& paths, const std::string& out_file) {
+    if (feasible) {
+        emit(out, out_file);
+        return 0;
+    }
+    std::cout << out;
+    std::string why;
+    for (size_t i = 0; i < reasons.size(); ++i) why += (why.empty() ? "" : "; ") + paths[i] + ": " + reasons[i];
+    std::cerr << "podsim: infeasible plan: " << file << ": " << why << "\n";
+    return 3;
+}
+}  // namespace
+
 int cmd_run(const Args& args) {
     CommonFlags f = parse_flags(args, "run", {}, {"--stages"});
     // Without a scenario, the built-in default: the seed case (1.2T parameters on a v4-2048 slice).
@@ -36,33 +53,14 @@ int cmd_run(const Args& args) {
         const bool feasible = costs.reject == Reject::none;
         std::optional<LoweredStep> low;
         if (feasible) low = lower_step(costs);
-        const std::string out = stages_json(s, costs, low ? &*low : nullptr).dump(2) + "\n";
-        if (!feasible) {
-            std::cout << out;
-            std::string why;
-            for (size_t i = 0; i < costs.reasons.size(); ++i)
-                why += (why.empty() ? "" : "; ") + costs.reason_paths[i] + ": " + costs.reasons[i];
-            std::cerr << "podsim: infeasible plan: " << s.file << ": " << why << "\n";
-            return 3;
-        }
-        emit(out, f.out);
-        return 0;
+        return answer(stages_json(s, costs, low ? &*low : nullptr).dump(2) + "\n", feasible, s.file, costs.reasons,
+                      costs.reason_paths, f.out);
     }
     const StepResult r = simulate_step(s.model, s.system, s.plan, opt);
     const CostReport c = cost_report(s.model, s.system, r, s.token_budget, cat, s.region,
                                      load_reliability(default_catalog_dir()));
     const std::string out = f.format == "json" ? plan_json(s, r, c).dump(2) + "\n" : plan_text(s, r, c);
-    if (!r.feasible) {
-        // An impossible plan is an answer, but not a success: the reasons go to stderr, no output file is written.
-        std::cout << out;
-        std::string why;
-        for (size_t i = 0; i < r.infeasible.size(); ++i)
-            why += (why.empty() ? "" : "; ") + r.infeasible_paths[i] + ": " + r.infeasible[i];
-        std::cerr << "podsim: infeasible plan: " << s.file << ": " << why << "\n";
-        return 3;
-    }
-    emit(out, f.out);
-    return 0;
+    return answer(out, r.feasible, s.file, r.infeasible, r.infeasible_paths, f.out);
 }
 
 }  // namespace podsim
