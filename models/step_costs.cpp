@@ -189,29 +189,29 @@ void StepPricer::price(const ParallelPlan& p, StepCosts& out, bool detail) {
     // --- pipeline partition: layers per (stage, chunk); remainders go to the earliest chunks -----------------
     // Chunk c of stage s is model chunk c P + s; chunk 0 of stage 0 holds the embedding, the last model chunk the
     // head (and, tied, a copy of the embedding's weights on the last stage).
-    out.chunks.assign(size_t(nchunks), ChunkCosts{});
-    out.stages.assign(size_t(P), StageCosts{});
     auto moe_count = [&](int first, int n) { return moe_prefix_[first + n] - moe_prefix_[first]; };
-    for (int s = 0; s < P; ++s) {
-        StageCosts& st = out.stages[s];
+    // Stage s's layers and parameters, and (with `chunks`) its chunks' layer counts.
+    auto partition = [&](int s, StageCosts& st, ChunkCosts* chunks) {
+        st = StageCosts{};
         for (int c = 0; c < v; ++c) {
             const int mc = c * P + s, nl = chunk_layers(m_.layers, nchunks, mc);
             const int nm = moe_count(chunk_first_layer(m_.layers, nchunks, mc), nl);
-            ChunkCosts& ck = out.chunks[size_t(s) * v + c];
-            ck.layers = nl, ck.moe_layers = nm;
+            if (chunks) chunks[c].layers = nl, chunks[c].moe_layers = nm;
             st.layers += nl, st.moe_layers += nm;
             st.params += nm * moe_layer_params_ + (nl - nm) * dense_layer_params_;
             st.expert_params += nm * routed_params_per_moe_layer_;
         }
-    }
-    out.stages[0].params += m_.embedding_params();
-    out.stages[P - 1].params += m_.output_params() + (m_.tied_embeddings && P > 1 ? double(m_.vocab) * m_.hidden : 0);
+        if (s == 0) st.params += m_.embedding_params();
+        if (s == P - 1) st.params += m_.output_params() + (m_.tied_embeddings && P > 1 ? double(m_.vocab) * m_.hidden : 0);
+    };
 
     // --- memory on the busiest stage ---------------------------------------------------------------------------
     // Stage 0 holds the most activations and the remainder layers, the last the logits; with MoE layers after
-    // dense ones the busiest can be any stage, so then all are checked.
+    // dense ones the busiest can be any stage, so then all are checked. (Before the rest of the partition: most
+    // plans a search screens stop here.)
     for (int s = 0; s < P; s = (moe || s == P - 1) ? s + 1 : P - 1) {
-        const StageCosts& st = out.stages[s];
+        StageCosts st;
+        partition(s, st, nullptr);
         MemoryInputs in;
         in.stage_params = st.params;
         in.layers_on_stage = st.layers;
@@ -232,6 +232,9 @@ void StepPricer::price(const ParallelPlan& p, StepCosts& out, bool detail) {
         fail(Reject::memory, buf, "$.batch.micro_batch");
         if (!detail) return;
     }
+    out.chunks.assign(size_t(nchunks), ChunkCosts{});
+    out.stages.resize(size_t(P));
+    for (int s = 0; s < P; ++s) partition(s, out.stages[s], &out.chunks[size_t(s) * v]);
 
     // --- one layer's passes, and the ends -------------------------------------------------------------------
     CostContext ctx;
