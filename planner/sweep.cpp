@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -20,11 +21,17 @@ PriceOption price_option(const std::string& v, const std::string& file, const st
     throw InputError(file, path, "expected \"on-demand\", \"spot\", \"1y\" or \"3y\", got \"" + v + "\"");
 }
 
+// (Called on a value the scenario reader accepted, which takes a null field as absent: so does this.)
 std::string system_label(const Json& sys) {
-    if (sys.contains("machine_type"))
-        return fmt::format("{} x {}", sys.value("nodes", Json(0)).dump(), sys["machine_type"].get<std::string>());
-    std::string l = sys.value("accelerator_type", Json("?")).get<std::string>();
-    if (sys.contains("slices")) l = sys["slices"].dump() + " x " + l;
+    auto text = [&](const char* key) -> std::optional<std::string> {
+        auto it = sys.find(key);
+        return it != sys.end() && it->is_string() ? std::optional(it->get<std::string>()) : std::nullopt;
+    };
+    auto given = [&](const char* key) { return sys.contains(key) && !sys[key].is_null(); };
+    if (auto machine = text("machine_type"))
+        return fmt::format("{} x {}", given("nodes") ? sys["nodes"].dump() : "0", *machine);
+    std::string l = text("accelerator_type").value_or("?");
+    if (given("slices")) l = sys["slices"].dump() + " x " + l;
     return l;
 }
 
@@ -126,7 +133,7 @@ Sweep load_sweep(const std::string& file, const Catalog& cat) {
                 if (std::find(sw.axis_names.begin(), sw.axis_names.end(), "region") == sw.axis_names.end())
                     pj.erase("pricing");
             }
-            else if (n == "model") pj["model"] = v, shown = v.value("name", Json("model")).get<std::string>();
+            else if (n == "model") pj["model"] = v, shown = v.contains("name") && v["name"].is_string() ? v["name"].get<std::string>() : "model";
             else if (n == "global_batch_seqs") pj["batch"]["global_batch_seqs"] = v, shown = v.dump();
             else if (n == "token_budget") pj["training"]["token_budget"] = v, shown = fmt::format("{:g}", v.get<double>());
             else if (n == "region") pj["pricing"] = Json{{"region", v}}, shown = v.get<std::string>();
