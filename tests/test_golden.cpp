@@ -413,7 +413,10 @@ TEST_CASE("golden: the comparator reports a 0.2% change at its JSON path and pas
     // Every non-zero number of the file, one at a time: +0.2% and -0.2% are reported at exactly that path; +-0.05% pass.
     size_t numbers = 0;
     const Json flat = golden.flatten();  // {"/json/pointer": leaf value}
-    for (const auto& [ptr_text, value] : flat.items()) {
+    for (const auto& item : flat.items()) {
+        // (Named copies, not structured bindings: clang 14 cannot capture those in CAPTURE's lambda.)
+        const std::string ptr_text = item.key();
+        const Json& value = item.value();
         if (!value.is_number() || value.get<double>() == 0) continue;
         ++numbers;
         const Json::json_pointer ptr(ptr_text);
