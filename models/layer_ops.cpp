@@ -4,6 +4,16 @@
 
 namespace podsim {
 
+const char* to_string(OpKind k) {
+    switch (k) {
+        case OpKind::matmul: return "matmul";
+        case OpKind::attention: return "attention";
+        case OpKind::elementwise: return "elementwise";
+        case OpKind::collective: return "collective";
+    }
+    return "?";
+}
+
 namespace {
 
 constexpr double kAct = 2;  // bytes per activation element (bf16/fp16)

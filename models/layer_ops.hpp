@@ -10,6 +10,7 @@
 namespace podsim {
 
 enum class OpKind { matmul, attention, elementwise, collective };
+const char* to_string(OpKind k);
 // Which way an op's kernel runs: forward (also when recomputed), or backward, where a GEMM's is two kernels: the
 // input gradient (dgrad; every other backward kernel counts as this) and the weight gradient (wgrad).
 enum class OpPass { forward, backward_data, backward_weight };

@@ -120,10 +120,10 @@ const StepPricer::LayerEntry& StepPricer::layer(const ParallelPlan& p, LayoutEnt
     return e;
 }
 
-void StepPricer::describe_networks(const ParallelPlan& p, const LayoutEntry& lay, StepCosts& out) const {
+void StepPricer::describe_networks(const ParallelPlan& p, const LayoutEntry& lay, double act_bytes,
+                                   StepCosts& out) const {
     // The algorithm named for each group is the closed form's choice, which both backends lower the same way
     // (asking the SimGrid backend here would simulate a collective the step never issues).
-    const double act_bytes = double(p.micro_batch) * m_.seq_len / p.cp * m_.hidden * 2;
     auto describe = [&](const char* name, int size, const GroupRef& g, Collective c, double bytes) {
         if (size > 1) {
             const GroupNetwork net = place_group(sys_, g.sizes, g.which);
@@ -159,19 +159,13 @@ void StepPricer::price(const ParallelPlan& p, StepCosts& out, bool detail) {
         if (out.reject == Reject::none) out.reject = why;
         if (detail) out.reasons.push_back(std::move(sentence)), out.reason_paths.push_back(path);
     };
-    if (detail) {
-        check_split(m_, sys_, p, chip, [&](std::string s, const char* path) { fail(Reject::split, std::move(s), path); },
-                    opt_.budget);
-    } else {
-        bool ok = true;
-        check_split(m_, sys_, p, chip, [&](std::string, const char*) { ok = false; }, opt_.budget);
-        if (!ok) out.reject = Reject::split;
-    }
+    // (check_split makes a sentence only for a failure; without detail `fail` drops it.)
+    check_split(m_, sys_, p, chip, [&](std::string s, const char* path) { fail(Reject::split, std::move(s), path); },
+                opt_.budget);
     if (opt_.kernels && opt_.kernels->chip != chip.id)
         fail(Reject::split,
-             detail ? "the kernel profile " + opt_.kernels->file + " was measured for chip \"" + opt_.kernels->chip +
-                          "\", the plan runs on \"" + chip.id + "\""
-                    : std::string(),
+             "the kernel profile " + opt_.kernels->file + " was measured for chip \"" + opt_.kernels->chip +
+                 "\", the plan runs on \"" + chip.id + "\"",
              "$.system");
     if (out.reject != Reject::none && !detail) return;
     LayoutEntry& lay = layout(p);
@@ -323,9 +317,10 @@ void StepPricer::price(const ParallelPlan& p, StepCosts& out, bool detail) {
     out.p2p_s = 0;
     if (P > 1) {
         const double p2p_bytes = act_bytes / (p.tp > 1 ? p.tp : 1);  // scatter/gather across TP ranks (Megatron)
-        const NetLevel& l = lay.pp_link;  // as CollectiveTimer::cost times a send analytically
-        if (timer_.backend() != NetworkBackend::analytical) out.p2p_s = timer_.cost(Collective::send_recv, p2p_bytes, lay.pp).time_s;
-        else if (l.bytes_per_s > 0) out.p2p_s = p2p_bytes / l.bytes_per_s + l.latency_s;
+        // Analytically as CollectiveTimer::cost times it, on the cached link (no map lookup per plan).
+        out.p2p_s = timer_.backend() == NetworkBackend::analytical
+                        ? p2p_cost(p2p_bytes, lay.pp_link).time_s
+                        : timer_.cost(Collective::send_recv, p2p_bytes, lay.pp).time_s;
     }
 
     // --- per stage, after its last backward: flush sync, optimizer, parameter gather ---------------------------
@@ -353,7 +348,7 @@ void StepPricer::price(const ParallelPlan& p, StepCosts& out, bool detail) {
     out.chips = sys_.chips;
 
     if (detail) {
-        describe_networks(p, lay, out);
+        describe_networks(p, lay, le.act_bytes, out);
         // The reports show one layer's ops: an MoE layer, the common one, in a mixture of experts.
         const LayerOps L = layer_ops(m_, p, moe);
         std::vector<Op> back = L.recompute;

@@ -131,7 +131,8 @@ private:
     const ChipSpec& chip_for(const ParallelPlan& p) const { return p.precision == Precision::fp8 ? fp8_ : bf16_; }
     // A collective of the step (not of an op): the closed form on the cached network when analytical.
     double collective_s(Collective c, double bytes, const GroupRef& g, const GroupNetwork& net) const;
-    void describe_networks(const ParallelPlan& p, const LayoutEntry& lay, StepCosts& out) const;
+    // `act_bytes`: one micro-batch's activation (LayerEntry::act_bytes), the TP/CP/EP message sizes.
+    void describe_networks(const ParallelPlan& p, const LayoutEntry& lay, double act_bytes, StepCosts& out) const;
 
     ModelSpec m_;
     SystemSpec sys_;

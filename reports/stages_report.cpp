@@ -4,20 +4,10 @@ namespace podsim {
 
 namespace {
 
-const char* kind_name(OpKind k) {
-    switch (k) {
-        case OpKind::matmul: return "matmul";
-        case OpKind::attention: return "attention";
-        case OpKind::elementwise: return "elementwise";
-        case OpKind::collective: return "collective";
-    }
-    return "?";
-}
-
 Json ops_json(const std::vector<OpTiming>& ops) {
     Json out = Json::array();
     for (const OpTiming& o : ops)
-        out.push_back({{"op", o.name}, {"kind", kind_name(o.kind)}, {"time_s", o.time_s}, {"flops", o.flops},
+        out.push_back({{"op", o.name}, {"kind", to_string(o.kind)}, {"time_s", o.time_s}, {"flops", o.flops},
                        {"bytes", o.bytes}});
     return out;
 }

@@ -85,6 +85,11 @@ const std::vector<ChoiceDoc>& algorithm_docs() {
     return docs;
 }
 
+CollectiveCost p2p_cost(double bytes, const NetLevel& link) {
+    if (link.bytes_per_s <= 0) return priced(0.0, Algorithm::none);
+    return priced(bytes / link.bytes_per_s + link.latency_s, Algorithm::p2p);
+}
+
 namespace {
 
 // One reduce-scatter or all-gather pass, hierarchical: level l moves the data left after the inner levels,
@@ -161,10 +166,7 @@ CollectiveCost collective_cost(Collective c, double bytes, const GroupNetwork& n
             }
             return priced(t + lat, Algorithm::all_to_all);
         }
-        case Collective::send_recv: {
-            const auto& l = net.levels.back();
-            return priced(bytes / l.bytes_per_s + l.latency_s, Algorithm::p2p);
-        }
+        case Collective::send_recv: return p2p_cost(bytes, net.levels.back());
     }
     return priced(0.0, Algorithm::none);
 }

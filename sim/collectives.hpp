@@ -41,4 +41,9 @@ inline CollectiveCost priced(double time_s, Algorithm a) { return {time_s, a, to
 // all of one rank's outgoing data for all-to-all, the message for send/recv.
 CollectiveCost collective_cost(Collective c, double bytes, const GroupNetwork& net);
 
+// One message over one link (a pipeline hand-off between neighbouring stages): bytes / bytes_per_s + latency_s; a
+// link without bandwidth (a pipeline of one stage has no neighbour) costs nothing. The one formula for a send, used
+// by collective_cost, CollectiveTimer and the step's pricer.
+CollectiveCost p2p_cost(double bytes, const NetLevel& link);
+
 }  // namespace podsim

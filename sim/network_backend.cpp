@@ -151,11 +151,7 @@ const NetLevel& CollectiveTimer::neighbour(const GroupRef& g) const {
 CollectiveCost CollectiveTimer::cost(Collective c, double bytes, const GroupRef& g) const {
     const GroupNetwork& net = network(g);
     if (backend_ == NetworkBackend::analytical || net.size() <= 1 || bytes <= 0) {
-        if (c == Collective::send_recv) {
-            const NetLevel& l = neighbour(g);
-            if (l.bytes_per_s <= 0) return priced(0.0, Algorithm::none);
-            return priced(bytes / l.bytes_per_s + l.latency_s, Algorithm::p2p);
-        }
+        if (c == Collective::send_recv) return p2p_cost(bytes, neighbour(g));
         return collective_cost(c, bytes, net);
     }
     // Every instance of the group at once, with the algorithm the closed form picked (ring family or tree), named

@@ -15,6 +15,7 @@
 #include <stdexcept>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "sim/flows.hpp"
 
@@ -157,12 +158,12 @@ std::string child_end(int status, const std::string& stderr_text) {
 std::vector<double> simgrid_end_times_s(const std::vector<LoweredCollective>& concurrent, const NetworkGraph& g) {
     // Route every pair before forking: the child reads the table, and the parent keeps the routes for later runs.
     Routes routes;
-    std::unordered_map<uint64_t, bool> routed;
+    std::unordered_set<uint64_t> routed;
     for (const auto& lc : concurrent)
         for (const auto& lane : lc.lanes)
             for (const auto& ph : lane.phases)
                 for (const auto& f : ph.flows)
-                    if (f.src != f.dst && routed.emplace((uint64_t(f.src) << 32) | f.dst, true).second)
+                    if (f.src != f.dst && routed.insert((uint64_t(f.src) << 32) | f.dst).second)
                         routes.push_back({f.src, f.dst, &g.route(f.src, f.dst)});
     std::fflush(stdout);  // the child must not repeat what the parent has buffered
     std::fflush(stderr);
