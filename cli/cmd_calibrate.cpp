@@ -41,7 +41,8 @@ int cmd_calibrate(const Args& args) {
     if (device == "cuda" && !calib::gpu::available(&why)) throw UsageError("calibrate: --device cuda: " + why);
 
     const Catalog cat = Catalog::load(default_catalog_dir());
-    const Scenario s = load_scenario(rest[0], cat);
+    Scenario s = load_scenario(rest[0], cat);
+    complete_scenario(s);  // the shapes to time follow the plan: a partial one is completed first
     std::string table = fmt::format("{:<28} {:<9} {:<11} {:>22} {:>9} {:>10} {:>8}\n", "op", "pass", "kind", "shape",
                                     "median_ms", "GFLOP/s", "spread%");
     const bool cuda = device == "cuda";

@@ -13,7 +13,8 @@ int cmd_check(const Args& args) {
     if (f.positional.size() != 1) throw UsageError("check: expected one CLAIM.json (see podsim check --help)");
     const Catalog cat = Catalog::load(default_catalog_dir());
     const Claim claim = load_claim(f.positional[0]);
-    const Scenario s = load_scenario(claim.scenario_file, cat);
+    Scenario s = load_scenario(claim.scenario_file, cat);
+    complete_scenario(s, CompletionOptions{true, budget_flags(f, "check"), nullptr});
     // The claim is judged against the best plan podsim finds for it (the search's highest-throughput plan on the
     // claim's system), so that a verdict of "not plausible" does not hinge on the scenario's own split.
     StepOptions given_opt;

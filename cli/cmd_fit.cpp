@@ -45,7 +45,7 @@ int cmd_fit(const Args& args) {
     std::vector<PublishedRun> all;
     for (const auto& f : files)
         for (auto& r : load_published_runs(f, cat))
-            if (r.system.chip.id == c->id && ((r.plan.precision == Precision::fp8) == (precision == "fp8")))
+            if (r.error.empty() && r.system.chip.id == c->id && ((r.plan.precision == Precision::fp8) == (precision == "fp8")))
                 all.push_back(std::move(r));
     if (all.size() < 2) throw UsageError("fit: fewer than two published runs on " + c->id + " at " + precision);
     std::vector<const PublishedRun*> train, held;

@@ -44,7 +44,8 @@ int cmd_report(const Args& args) {
     }
 
     const Catalog cat = Catalog::load(default_catalog_dir());
-    const Scenario s = load_scenario(f.positional[0], cat);
+    Scenario s = load_scenario(f.positional[0], cat);
+    complete_scenario(s, CompletionOptions{true, o.budget, nullptr});
     const Report r = as_usage_error("report", [&] { return build_report(s, cat, load_reliability(default_catalog_dir()), o); });
     const auto charts = report_charts(r);
     // Everything is rendered before anything is written; then the files are built in a temporary directory beside DIR

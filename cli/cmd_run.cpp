@@ -34,16 +34,18 @@ int cmd_run(const Args& args) {
     if (f.positional.empty()) f.positional.push_back(std::string(PODSIM_SCENARIO_DIR) + "/seed-1.2t-v4-2048.json");
     if (f.positional.size() != 1) throw UsageError("run: expected one SCENARIO.json (see podsim run --help)");
     const Catalog cat = Catalog::load(default_catalog_dir());
-    const Scenario s = load_scenario(f.positional[0], cat);
-    const CollectiveTimer timer(s.system, use_simgrid(f) ? NetworkBackend::simgrid : NetworkBackend::analytical);
+    Scenario s = load_scenario(f.positional[0], cat);
     StepOptions opt;
-    opt.timer = &timer;
     opt.budget = budget_flags(f, "run");
     calib::KernelProfile kernels;
     if (!f.kernel_profile.empty()) {
         kernels = calib::load_kernel_profile(f.kernel_profile);
         opt.kernels = &kernels;
     }
+    // Fields the scenario leaves out: the best feasible plan consistent with the rest (printed with the plan).
+    complete_scenario(s, CompletionOptions{true, opt.budget, opt.kernels});
+    const CollectiveTimer timer(s.system, use_simgrid(f) ? NetworkBackend::simgrid : NetworkBackend::analytical);
+    opt.timer = &timer;
     if (f.switches.count("--stages")) {
         // The step's stages as data: the op list, the priced step and the task graph's size (JSON only).
         PricingOptions po;

@@ -1,3 +1,5 @@
+#include <cstdio>
+
 #include "cli/commands.hpp"
 #include "hardware/catalog.hpp"
 #include "models/published_run.hpp"
@@ -20,6 +22,13 @@ int cmd_validate(const Args& args) {
     bool detail_found = false;
     for (const auto& file : f.positional) {
         for (const auto& run : load_published_runs(file, cat)) {
+            if (!run.error.empty()) {
+                ValidationRow row;
+                row.id = run.id;
+                row.error = run.error;
+                rows.push_back(row);
+                continue;
+            }
             const CollectiveTimer timer(run.system,
                                         use_simgrid(f) ? NetworkBackend::simgrid : NetworkBackend::analytical);
             StepOptions opt;
@@ -30,11 +39,15 @@ int cmd_validate(const Args& args) {
             const StepResult& r = pred.step;
             if (run.id == detail) {
                 detail_found = true;
-                Scenario s{file, run.id, "published run; assumed: " + [&] {
+                Scenario s;
+                s.file = file, s.name = run.id, s.model = run.model, s.system = run.system, s.plan = pred.plan;
+                s.description = "published run; assumed: " + [&] {
                     std::string a;
                     for (const auto& x : run.assumptions) a += (a.empty() ? "" : "; ") + x;
                     return a;
-                }() + (pred.escalation.empty() ? "" : "; " + pred.escalation), run.model, run.system, pred.plan, 0, ""};
+                }() + (pred.escalation.empty() ? "" : "; " + pred.escalation);
+                s.stack = run.stack;
+                s.plan_choices = pred.chosen;
                 emit(plan_text(s, r, cost_report(run.model, run.system, r, 0, cat, "",
                                                  load_reliability(default_catalog_dir()))),
                      "");
@@ -47,9 +60,10 @@ int cmd_validate(const Args& args) {
             row.mfu = r.mfu;
             row.fits = r.memory.fits;
             row.note = pred.escalation;
+            row.chosen = pred.chosen;
+            row.group = run.stack.id + " / " + run.system.chip.id;
             for (const auto& why : r.infeasible) row.note += (row.note.empty() ? "" : "; ") + why;
-            if (r.step_time_s <= 0)
-                throw InputError(file, run.id, "cannot be simulated: " + row.note);
+            if (r.step_time_s <= 0) row.error = file + ": " + run.id + ": cannot be simulated: " + row.note;
             rows.push_back(row);
         }
     }
@@ -60,7 +74,10 @@ int cmd_validate(const Args& args) {
     if (rows.empty()) throw UsageError("validate: the files hold no published runs: nothing to compare");
     const auto v = summarize(rows);
     emit(f.format == "json" ? validation_json(v).dump(2) + "\n" : validation_text(v), f.out);
-    return 0;
+    // Every run is reported; the exit status says whether some could not be predicted, and stderr says which.
+    for (const auto& r : v.rows)
+        if (!r.error.empty()) std::fprintf(stderr, "podsim: error: %s\n", r.error.c_str());
+    return v.failed > 0 ? 1 : 0;
 }
 
 }  // namespace podsim

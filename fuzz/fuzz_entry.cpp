@@ -139,14 +139,17 @@ void closed_form(const ModelSpec& m, const SystemSpec& sys, const ParallelPlan& 
 
 Outcome run_scenario(std::string_view bytes) {
     const std::string file = "fuzz-scenario.json";
-    const Scenario s = scenario_from_json(parse_json_text(std::string(bytes), file), file, catalog());
+    Scenario s = scenario_from_json(parse_json_text(std::string(bytes), file), file, catalog());
+    complete_scenario(s);
     const Outcome o = step(s.model, s.system, s.plan);
     closed_form(s.model, s.system, s.plan);
     return o;
 }
 
 Outcome run_published(std::string_view bytes) {
-    const auto runs = load_published_runs(workspace().write("published", bytes), catalog());
+    const std::string file = workspace().write("published", bytes);
+    const auto runs = load_published_runs(file, catalog());
+    if (!runs.front().error.empty()) throw InputError(file, "$[0]", runs.front().error);
     const PublishedPrediction pred = simulate_published(runs.front(), step_options());
     return pred.step.feasible ? Outcome::simulated : Outcome::infeasible;
 }

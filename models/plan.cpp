@@ -67,20 +67,54 @@ void check_chip_product(const ParallelPlan& p, const JsonObject& par) {
     }
 }
 
-ParallelPlan plan_from_json(const JsonObject& par, const JsonObject& batch, const JsonObject& tr) {
+const char* to_string(PlanField f) {
+    switch (f) {
+        case PlanField::dp: return "parallel.dp";
+        case PlanField::tp: return "parallel.tp";
+        case PlanField::pp: return "parallel.pp";
+        case PlanField::vpp: return "parallel.vpp";
+        case PlanField::cp: return "parallel.cp";
+        case PlanField::ep: return "parallel.ep";
+        case PlanField::sp: return "parallel.sp";
+        case PlanField::zero: return "parallel.zero";
+        case PlanField::micro_batch: return "batch.micro_batch";
+        case PlanField::precision: return "training.precision";
+        case PlanField::recompute: return "training.recompute";
+        case PlanField::attention: return "training.attention";
+        case PlanField::tp_comm_overlap: return "parallel.tp_comm_overlap";
+        case PlanField::dp_overlap: return "parallel.dp_overlap";
+        case PlanField::param_gather_overlap: return "parallel.param_gather_overlap";
+    }
+    return "?";
+}
+
+bool PlanFields::any_structural() const {
+    PlanFields s = *this;
+    for (PlanField f : {PlanField::attention, PlanField::tp_comm_overlap, PlanField::dp_overlap,
+                        PlanField::param_gather_overlap})
+        s.remove(f);
+    return !s.empty();
+}
+
+PartialPlan plan_from_json(const JsonObject& par, const JsonObject& batch, const JsonObject& tr) {
     par.only_keys({"dp", "tp", "pp", "vpp", "cp", "sp", "zero", "schedule", "tp_comm_overlap", "dp_overlap",
                    "param_gather_overlap", "ep", "etp", "ep_overlap", "ep_node_dedup", "cp_algorithm"});
     batch.only_keys({"global_batch_seqs", "micro_batch"});
     tr.only_keys({"precision", "recompute", "attention", "grad_reduce_bytes", "param_gather_bytes", "token_budget",
-                  "optimizer", "compute_weight_copy"});
-    ParallelPlan p;
+                  "optimizer", "compute_weight_copy", "framework"});
+    PartialPlan out;
+    ParallelPlan& p = out.plan;
+    auto free_if_absent = [&](const JsonObject& o, const char* key, PlanField f) {
+        if (!o.has(key)) out.free.add(f);
+        return o.has(key);
+    };
     const long long D = limits::max_parallel_degree;
-    p.dp = par.count("dp", 1, D);
-    p.tp = par.count("tp", 1, D);
-    p.pp = par.count("pp", 1, D);
-    p.vpp = par.count("vpp", 1, D, 1);
-    p.cp = par.count("cp", 1, D, 1);
-    p.ep = par.count("ep", 1, D, 1);
+    if (free_if_absent(par, "dp", PlanField::dp)) p.dp = par.count("dp", 1, D);
+    if (free_if_absent(par, "tp", PlanField::tp)) p.tp = par.count("tp", 1, D);
+    if (free_if_absent(par, "pp", PlanField::pp)) p.pp = par.count("pp", 1, D);
+    if (free_if_absent(par, "vpp", PlanField::vpp)) p.vpp = par.count("vpp", 1, D);
+    if (free_if_absent(par, "cp", PlanField::cp)) p.cp = par.count("cp", 1, D);
+    if (free_if_absent(par, "ep", PlanField::ep)) p.ep = par.count("ep", 1, D);
     p.etp = par.count("etp", 1, D, 0);
     check_chip_product(p, par);
     p.ep_overlap = par.opt_bool("ep_overlap").value_or(false);
@@ -88,34 +122,48 @@ ParallelPlan plan_from_json(const JsonObject& par, const JsonObject& batch, cons
     if (par.has("cp_algorithm"))
         p.cp_algorithm = par.one_of("cp_algorithm", {"ring", "all_gather"}) == "ring" ? ParallelPlan::CpAlgorithm::ring
                                                                                     : ParallelPlan::CpAlgorithm::all_gather;
-    p.sp = par.opt_bool("sp").value_or(false);
-    p.zero = par.count("zero", 0, 3, 0);
-    const std::string sched = par.has("schedule") ? par.one_of("schedule", {"gpipe", "1f1b", "interleaved-1f1b"})
-                                                  : (p.vpp > 1 ? "interleaved-1f1b" : "1f1b");
-    p.schedule = sched == "gpipe" ? Schedule::gpipe : sched == "1f1b" ? Schedule::one_f_one_b : Schedule::interleaved;
-    if (p.vpp > 1 && p.schedule != Schedule::interleaved)
-        par.fail("vpp", "vpp > 1 needs the interleaved-1f1b schedule");
-    if (par.has("tp_comm_overlap")) {
+    if (free_if_absent(par, "sp", PlanField::sp)) p.sp = par.boolean("sp");
+    if (free_if_absent(par, "zero", PlanField::zero)) p.zero = par.count("zero", 0, 3);
+    if (par.has("schedule")) {
+        const std::string sched = par.one_of("schedule", {"gpipe", "1f1b", "interleaved-1f1b"});
+        p.schedule = sched == "gpipe" ? Schedule::gpipe : sched == "1f1b" ? Schedule::one_f_one_b : Schedule::interleaved;
+        if (p.schedule != Schedule::interleaved && out.free.has(PlanField::vpp)) {
+            p.vpp = 1;  // a non-interleaved schedule fixes one chunk per stage
+            out.free.remove(PlanField::vpp);
+        }
+        if (p.vpp > 1 && p.schedule != Schedule::interleaved)
+            par.fail("vpp", "vpp > 1 needs the interleaved-1f1b schedule");
+    } else {
+        p.schedule = p.vpp > 1 ? Schedule::interleaved : Schedule::one_f_one_b;
+    }
+    if (free_if_absent(par, "tp_comm_overlap", PlanField::tp_comm_overlap)) {
         const auto t = par.one_of("tp_comm_overlap", {"none", "backward", "full"});
         p.tp_comm_overlap = t == "none" ? TpOverlap::none : t == "backward" ? TpOverlap::backward : TpOverlap::full;
     }
-    p.dp_overlap = par.opt_bool("dp_overlap").value_or(true);
-    p.param_gather_overlap = par.opt_bool("param_gather_overlap").value_or(true);
+    if (free_if_absent(par, "dp_overlap", PlanField::dp_overlap)) p.dp_overlap = par.boolean("dp_overlap");
+    if (free_if_absent(par, "param_gather_overlap", PlanField::param_gather_overlap))
+        p.param_gather_overlap = par.boolean("param_gather_overlap");
 
     p.global_batch = batch.int_in("global_batch_seqs", 1, limits::max_global_batch_seqs);
-    p.micro_batch = batch.int_in("micro_batch", 1, p.global_batch);
-    if (p.global_batch % (p.micro_batch * p.dp) != 0)
-        batch.fail("global_batch_seqs", "expected a multiple of micro_batch x dp (" +
-                                            std::to_string(p.micro_batch * p.dp) + ")");
+    if (free_if_absent(batch, "micro_batch", PlanField::micro_batch)) {
+        p.micro_batch = batch.int_in("micro_batch", 1, p.global_batch);
+        if (!out.free.has(PlanField::dp) && p.global_batch % (p.micro_batch * p.dp) != 0)
+            batch.fail("global_batch_seqs", "expected a multiple of micro_batch x dp (" +
+                                                std::to_string(p.micro_batch * p.dp) + ")");
+    }
 
-    const auto prec = tr.one_of("precision", {"fp16", "bf16", "fp8"});
-    p.precision = prec == "fp16" ? Precision::fp16 : prec == "bf16" ? Precision::bf16 : Precision::fp8;
-    const auto rc = tr.one_of("recompute", {"none", "selective", "minimal", "full"});
-    p.recompute = rc == "none"        ? Recompute::none
-                  : rc == "selective" ? Recompute::selective
-                  : rc == "minimal"   ? Recompute::minimal
-                                      : Recompute::full;
-    if (tr.has("attention"))
+    if (free_if_absent(tr, "precision", PlanField::precision)) {
+        const auto prec = tr.one_of("precision", {"fp16", "bf16", "fp8"});
+        p.precision = prec == "fp16" ? Precision::fp16 : prec == "bf16" ? Precision::bf16 : Precision::fp8;
+    }
+    if (free_if_absent(tr, "recompute", PlanField::recompute)) {
+        const auto rc = tr.one_of("recompute", {"none", "selective", "minimal", "full"});
+        p.recompute = rc == "none"        ? Recompute::none
+                      : rc == "selective" ? Recompute::selective
+                      : rc == "minimal"   ? Recompute::minimal
+                                          : Recompute::full;
+    }
+    if (free_if_absent(tr, "attention", PlanField::attention))
         p.attention = tr.one_of("attention", {"standard", "flash"}) == "flash" ? AttentionKernel::flash
                                                                                : AttentionKernel::standard;
     // Bytes per element on the wire: fp8 (1) to fp32 (4); 0.5 for 4-bit formats.
@@ -123,7 +171,7 @@ ParallelPlan plan_from_json(const JsonObject& par, const JsonObject& batch, cons
     p.param_gather_bytes = tr.number_in("param_gather_bytes", 0.5, 8, p.param_gather_bytes);
     if (tr.has("optimizer")) tr.one_of("optimizer", {"adamw"});
     p.compute_weight_copy = tr.opt_bool("compute_weight_copy").value_or(true);
-    return p;
+    return out;
 }
 
 }  // namespace podsim

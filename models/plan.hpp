@@ -66,8 +66,31 @@ struct ParallelPlan {
     }
 };
 
+// The fields of a plan a scenario or a published record may leave out (omitted or null): podsim completes them
+// with the best feasible choice (plan_completion.hpp). Framework behaviours (attention kernel, overlaps) left out
+// take the software stack's documented value (software_stack.hpp).
+enum class PlanField {
+    dp, tp, pp, vpp, cp, ep, sp, zero, micro_batch, precision, recompute,
+    attention, tp_comm_overlap, dp_overlap, param_gather_overlap
+};
+const char* to_string(PlanField f);  // the JSON path in a scenario: "parallel.tp", "batch.micro_batch", ...
+struct PlanFields {
+    unsigned bits = 0;
+    bool has(PlanField f) const { return (bits >> static_cast<unsigned>(f)) & 1u; }
+    void add(PlanField f) { bits |= 1u << static_cast<unsigned>(f); }
+    void remove(PlanField f) { bits &= ~(1u << static_cast<unsigned>(f)); }
+    bool empty() const { return bits == 0; }
+    bool any_structural() const;  // a free field other than the framework behaviours
+};
+// A plan with some fields free: `plan` holds the given values and placeholders (ParallelPlan's defaults) where free.
+struct PartialPlan {
+    ParallelPlan plan;
+    PlanFields free;
+};
+
 // Fails at `par`.dp when dp x tp x pp x cp is beyond limits::max_chips (so chips() cannot overflow).
 void check_chip_product(const ParallelPlan& p, const JsonObject& par);
-ParallelPlan plan_from_json(const JsonObject& parallel, const JsonObject& batch, const JsonObject& training);
+// Every field may be omitted or null (then free), except the global batch.
+PartialPlan plan_from_json(const JsonObject& parallel, const JsonObject& batch, const JsonObject& training);
 
 }  // namespace podsim

@@ -47,6 +47,7 @@ size_t for_each_plan(const SystemSpec& sys, const ParallelPlan& base, const Plan
             for (int pp : space.pp) {
                 if (sys.chips % (tp * cp * pp) != 0) continue;
                 const int dp = sys.chips / (tp * cp * pp);
+                if (space.dp_only > 0 && dp != space.dp_only) continue;
                 for (long long mb : space.micro_batch) {
                     if (base.global_batch % (mb * dp) != 0) continue;
                     const long long micro_batches = base.global_batch / (mb * dp);
@@ -59,7 +60,9 @@ size_t for_each_plan(const SystemSpec& sys, const ParallelPlan& base, const Plan
                             for (int ep : space.ep)
                                 for (int etp : etps) {
                                     if ((tp * cp * dp) % (etp * ep) != 0) continue;
-                                    for (int sp = 0; sp <= (space.try_sp && tp > 1 ? 1 : 0); ++sp)
+                                    const int sp_lo = tp > 1 && space.sp_only == 1 ? 1 : 0;
+                                    const int sp_hi = tp > 1 && (space.sp_only == 1 || (space.sp_only < 0 && space.try_sp)) ? 1 : 0;
+                                    for (int sp = sp_lo; sp <= sp_hi; ++sp)
                                         for (Recompute rc : space.recompute)
                                             for (Precision pr : space.precision) {
                                                 p.tp = tp, p.cp = cp, p.pp = pp, p.dp = dp, p.vpp = vpp, p.zero = zero;

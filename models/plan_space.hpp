@@ -19,6 +19,8 @@ struct PlanSpace {
     std::vector<Recompute> recompute;
     std::vector<Precision> precision;
     bool try_sp = true;  // with and without sequence parallelism where tp > 1
+    int sp_only = -1;    // 0 or 1: sequence parallelism pinned off / on (where tp > 1); -1: as try_sp says
+    int dp_only = 0;     // > 0: only splits with this data-parallel degree (a plan that states dp)
     int layers = 0;      // > 0: virtual stages must divide the layers per stage evenly (Megatron-LM's rule)
 };
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include "hardware/limits.hpp"
 
@@ -15,20 +16,64 @@ std::string lower(std::string s) {
 }
 bool has(const std::string& text, const char* word) { return lower(text).find(word) != std::string::npos; }
 
-PublishedRun read_run(const JsonObject& o, const Catalog& cat) {
+// Recomputation as a record states it: a mode name ("full", "selective", "none") or a JAX/MaxText remat policy.
+std::optional<Recompute> recompute_from_text(const std::string& text) {
+    const std::string t = lower(text);
+    // MaxText remat_policy names (MaxText base.yml): which activations are saved; the rest is recomputed.
+    static const std::pair<const char*, Recompute> policies[] = {
+        {"save_dot_except_mlpwi", Recompute::minimal}, {"save_dot_except_mlp", Recompute::minimal},
+        {"save_qkv_proj", Recompute::full},            {"qkv_proj_offloaded", Recompute::full},
+        {"minimal_offloaded", Recompute::minimal},     {"minimal", Recompute::minimal},
+        {"save_out_proj", Recompute::full},            {"full", Recompute::full},
+    };
+    if (has(t, "remat_policy")) {
+        for (const auto& [name, mode] : policies)
+            if (has(t, name)) return mode;
+    }
+    if (t.rfind("none", 0) == 0 || t.rfind("no ", 0) == 0 || t == "off") return Recompute::none;
+    if (has(t, "selective")) return Recompute::selective;
+    if (has(t, "minimal")) return Recompute::minimal;
+    if (has(t, "full") || has(t, "remat") || has(t, "checkpointing") || has(t, "uniform")) return Recompute::full;
+    return std::nullopt;
+}
+
+// A ZeRO stage as a source states it in words ("ZeRO-1", "ZeRO stage 3", "distributed optimizer", "FSDP").
+std::optional<int> zero_from_text(const std::string& text) {
+    const std::string t = lower(text);
+    for (int z = 0; z <= 3; ++z) {
+        const std::string d = std::to_string(z);
+        if (has(t, ("zero-" + d).c_str()) || has(t, ("zero stage " + d).c_str()) || has(t, ("zero-" + d).c_str()) ||
+            has(t, ("zero " + d).c_str()) || has(t, ("stage " + d).c_str()))
+            return z;
+    }
+    if (has(t, "fsdp") || has(t, "fully sharded")) return 3;
+    if (has(t, "distributed optimizer")) return 1;
+    return std::nullopt;
+}
+
+PublishedRun read_run(const JsonObject& o, const Catalog& cat, const std::vector<SoftwareStack>& stacks) {
     PublishedRun r;
     r.id = o.string("id");
     auto mo = o.object("model");
     auto hw = o.object("hardware");
-    auto par = o.object("parallel");
+    static const Json no_object = Json::object();
+    const JsonObject empty(no_object, o.file(), o.at_path("parallel"));
+    auto par = o.has("parallel") ? o.object("parallel") : empty;
     auto bat = o.object("batch");
-    auto set = o.object("settings");
+    auto set = o.has("settings") ? o.object("settings") : JsonObject(no_object, o.file(), o.at_path("settings"));
     const std::string arch = mo.opt_string("arch").value_or("");
     const std::string framework = set.opt_string("framework").value_or("");
-    const bool nemo = has(framework, "nemo");
-    const bool xla = has(framework, "jax") || has(framework, "maxtext");
-    const bool megatron_2021 = has(framework, "megatron-lm") || has(framework, "calculon") || has(arch, "gpt-2/3");
-    const bool llama = has(arch, "llama");
+
+    // --- software stack: the catalog's entry the framework names, else every behaviour the best feasible --------
+    if (const SoftwareStack* st = find_stack(stacks, framework)) {
+        r.stack = *st;
+        r.assumptions.push_back("software stack " + st->id);
+    } else {
+        r.stack = unknown_stack(framework);
+        r.assumptions.push_back("framework \"" + framework + "\" not in the software catalog: behaviours chosen as the "
+                                                             "best feasible (overlaps on, flash attention)");
+    }
+    const SoftwareStack& stack = r.stack;
 
     ModelSpec& m = r.model;
     m.name = mo.opt_string("name").value_or(r.id);
@@ -36,6 +81,9 @@ PublishedRun read_run(const JsonObject& o, const Catalog& cat) {
     if (auto e = mo.opt_object("moe")) read_moe(*e, m);
     if (auto a = mo.opt_object("mla")) read_mla(*a, mo, m);
     r.published_params_b = mo.number_in("params_b", 1e-9, limits::max_params / 1e9);
+    // The architecture as the record's `arch` text states it (the published-run format documents that field as the
+    // activation, block, embedding and position description).
+    const bool llama = has(arch, "llama");
     if (has(arch, "swiglu") || llama) m.activation = Activation::swiglu;
     else if (has(arch, "squared-relu") || has(arch, "squared relu")) m.activation = Activation::squared_relu;
     else if (has(arch, "relu")) m.activation = Activation::relu;
@@ -43,14 +91,15 @@ PublishedRun read_run(const JsonObject& o, const Catalog& cat) {
     m.parallel_block = has(arch, "parallel");
     // GPT-2/3 and Megatron/NeMo GPT share the input embedding with the output layer; Llama and Nemotron do not.
     m.tied_embeddings = has(arch, "tied") || has(arch, "shared in/out") || (has(arch, "gpt") && !llama);
-    m.bias = megatron_2021 || (has(arch, "gpt") && !xla);
-    if (has(arch, "no biases")) m.bias = false;
+    // Biases: as stated; GPT-2/3 have them (Radford et al. 2019); else the stack's default layers.
+    if (has(arch, "no bias")) m.bias = false;
+    else if (has(arch, "gpt") && !llama) m.bias = true;
+    else m.bias = stack.linear_bias && !llama;
     m.norm = llama || has(arch, "rmsnorm") ? Norm::rmsnorm : Norm::layernorm;
     m.position = has(arch, "learned pos") || has(arch, "gpt-3") || has(arch, "gpt-2") ? Position::learned
                                                                                         : Position::rope;
-    // Megatron-LM's GPT examples train with dropout 0.1; NeMo's performance configs, Llama, PaLM and MaxText use 0.
-    m.dropout = megatron_2021 && !nemo;
-    r.assumptions.push_back(std::string("dropout ") + (m.dropout ? "0.1 (Megatron-LM GPT default)" : "off"));
+    m.dropout = stack.dropout;
+    r.assumptions.push_back(std::string("dropout ") + (m.dropout ? "0.1" : "off") + " (" + stack.id + " default)");
 
     // --- system -------------------------------------------------------------------------------------------------
     const std::string chip_name = hw.string("chip");
@@ -58,23 +107,38 @@ PublishedRun read_run(const JsonObject& o, const Catalog& cat) {
     if (!chip) hw.fail("chip", "unknown chip \"" + chip_name + "\"");
     const long long D = limits::max_parallel_degree;
     const int count = hw.count("count", 1, limits::max_chips);
-    const int dp = par.count("dp", 1, D), tp = par.count("tp", 1, D), pp = par.count("pp", 1, D);
-    const int cp = par.count("cp", 1, D, 1);
+    PartialPlan pp;
+    ParallelPlan& p = pp.plan;
+    auto degree = [&](const char* key, PlanField f, int& into) {
+        if (par.has(key)) into = par.count(key, 1, D);
+        else pp.free.add(f);
+    };
+    degree("tp", PlanField::tp, p.tp);
+    degree("pp", PlanField::pp, p.pp);
+    degree("cp", PlanField::cp, p.cp);
+    degree("dp", PlanField::dp, p.dp);
     const int fsdp = par.count("fsdp_degree", 1, D, 1);
-    {
-        ParallelPlan split;
-        split.dp = dp, split.tp = tp, split.pp = pp, split.cp = cp;
+    int slices = par.count("dcn_dp", 1, limits::max_slices, 0);  // data-parallel slices over DCN, when stated
+    if (!pp.free.has(PlanField::dp)) {
+        ParallelPlan split = p;
         check_chip_product(split, par);
         if (static_cast<long long>(split.chips()) * fsdp > limits::max_chips)
             par.fail("fsdp_degree", "dp x fsdp_degree x tp x pp x cp exceeds " + std::to_string(limits::max_chips));
     }
-    int dp_total = dp;
-    int slices = 1;
-    if (dp * tp * pp * cp != count && dp * fsdp * tp * pp * cp == count) {
-        dp_total = dp * fsdp;  // MaxText: dp counts slices (DCN), fsdp_degree shards inside each slice (ICI)
-        slices = dp;
+    const bool split_known = !pp.free.has(PlanField::dp) && !pp.free.has(PlanField::tp) &&
+                             !pp.free.has(PlanField::pp) && !pp.free.has(PlanField::cp);
+    if (slices > 0) {
+        // dcn_dp slices x (dp x fsdp_degree inside each slice): the data-parallel degree is their product.
+        if (!pp.free.has(PlanField::dp)) p.dp = static_cast<int>(std::min<long long>(D, 1LL * p.dp * fsdp * slices));
+        else if (fsdp > 1) pp.free.remove(PlanField::dp), p.dp = fsdp * slices;
+    } else if (split_known) {
+        slices = 1;
+        if (1LL * p.dp * p.tp * p.pp * p.cp != count && 1LL * p.dp * fsdp * p.tp * p.pp * p.cp == count) {
+            slices = p.dp;  // the published-run format's MaxText rows: dp counts slices (DCN), fsdp_degree is in-slice
+            p.dp *= fsdp;
+        }
     }
-    if (dp_total * tp * pp * cp != count)
+    if (split_known && 1LL * p.dp * p.tp * p.pp * p.cp != count)
         par.fail("dp", "dp x tp x pp x cp does not equal hardware.count (" + std::to_string(count) + ")");
     if (chip->kind == ChipKind::cpu || (chip->kind == ChipKind::tpu && !chip->tpu))
         hw.fail("chip", "\"" + chip_name + "\" is not a TPU or GPU with a system in the catalog (published runs are "
@@ -97,6 +161,8 @@ PublishedRun read_run(const JsonObject& o, const Catalog& cat) {
         r.assumptions.push_back("node " + node + " (" + node_text + ")");
     } else {
         const auto& rules = *chip->tpu;
+        if (slices <= 0) slices = 1;
+        if (count % slices != 0) par.fail("dcn_dp", "does not divide hardware.count (" + std::to_string(count) + ")");
         if (slices == 1 && count > rules.max_slice_chips) {
             slices = (count + rules.max_slice_chips - 1) / rules.max_slice_chips;
             r.assumptions.push_back(std::to_string(slices) + " slices over DCN (more chips than one slice holds)");
@@ -108,26 +174,43 @@ PublishedRun read_run(const JsonObject& o, const Catalog& cat) {
     }
 
     // --- plan ---------------------------------------------------------------------------------------------------
-    ParallelPlan& p = r.plan;
-    p.dp = dp_total, p.tp = tp, p.pp = pp, p.cp = cp;
-    p.vpp = par.count("vpp", 1, D, 1);
+    if (par.has("vpp")) {
+        p.vpp = par.count("vpp", 1, D);
+    } else if (!stack.interleaved_pipeline || (!pp.free.has(PlanField::pp) && p.pp == 1)) {
+        p.vpp = 1;  // the stack has no interleaved schedule (or there is no pipeline): nothing to choose
+    } else {
+        pp.free.add(PlanField::vpp);
+    }
     p.schedule = p.vpp > 1 ? Schedule::interleaved : Schedule::one_f_one_b;
-    p.zero = par.count("zero", 0, 3, 0);
-    p.ep = par.count("ep", 1, D, 1);
+    if (par.has("zero")) p.zero = par.count("zero", 0, 3);
+    else if (auto z = zero_from_text(par.opt_string("zero_stage_text").value_or(""))) {
+        p.zero = *z;
+        r.assumptions.push_back("ZeRO stage " + std::to_string(*z) + " (from zero_stage_text)");
+    } else pp.free.add(PlanField::zero);
+    degree("ep", PlanField::ep, p.ep);
+    if (pp.free.has(PlanField::ep) && !m.moe.enabled()) pp.free.remove(PlanField::ep), p.ep = 1;
     p.etp = par.count("etp", 1, D, 0);
-    // DualPipe (DeepSeek-V3) overlaps the expert all-to-alls of one micro-batch with another's compute.
-    p.ep_overlap = has(framework, "dualpipe") || has(framework, "a2a overlap");
-    // DeepEP (and DeepSeek's own kernels before it) send a token to each destination node once over RDMA and forward
-    // it over NVLink.
-    p.ep_node_dedup = has(framework, "deepep") || has(framework, "dualpipe");
+    p.ep_overlap = par.opt_bool("ep_overlap").value_or(stack.ep_overlap);
+    p.ep_node_dedup = par.opt_bool("ep_node_dedup").value_or(stack.ep_node_dedup);
     if (m.moe.enabled())
         r.assumptions.push_back(std::string("expert all-to-all ") + (p.ep_overlap ? "overlapped" : "blocking") +
                                 (p.ep_node_dedup ? ", one copy per destination node" : ""));
-    if (par.has("sp")) p.sp = par.boolean("sp") && tp > 1;
-    else {
-        p.sp = tp > 1 && xla;  // XLA shards the activations over the tensor axis between layers
-        r.assumptions.push_back(std::string("sequence parallel ") + (p.sp ? "on (XLA sharded activations)" : "off"));
+    if (par.has("sp")) {
+        p.sp = par.boolean("sp") && (pp.free.has(PlanField::tp) || p.tp > 1);
+    } else if (stack.sequence_parallel == SpPolicy::always) {
+        p.sp = true;  // XLA shards the activations over the tensor axis between layers
+        r.assumptions.push_back("sequence parallel on (" + stack.id + " shards activations over the tensor axis)");
+    } else if (stack.sequence_parallel == SpPolicy::never) {
+        p.sp = false;
+    } else {
+        pp.free.add(PlanField::sp);
     }
+    if (!pp.free.has(PlanField::tp) && p.tp == 1) p.sp = false, pp.free.remove(PlanField::sp);
+
+    // Behaviours: the stack's (its sources in hardware/catalog/software/).
+    pp.free.add(PlanField::attention), pp.free.add(PlanField::tp_comm_overlap);
+    pp.free.add(PlanField::dp_overlap), pp.free.add(PlanField::param_gather_overlap);
+    apply_stack_behaviours(stack, pp);
     const std::string ddp = par.opt_string("ddp_impl").value_or("");
     if (ddp == "local") {
         // Megatron's "local" DDP: fp32 main gradients, one all-reduce after the pipeline flush.
@@ -135,43 +218,46 @@ PublishedRun read_run(const JsonObject& o, const Catalog& cat) {
     } else if (ddp == "torch") {
         p.dp_overlap = true, p.grad_reduce_bytes = 2;
     }
-    // NeMo 24.07: userbuffers overlap of all TP communication; XLA: its latency-hiding scheduler runs the backward
-    // input-gradient collectives under the independent weight-gradient GEMMs; Megatron-LM 2021: blocking.
-    p.tp_comm_overlap = nemo || xla ? TpOverlap::full : TpOverlap::none;
     r.assumptions.push_back(std::string("TP communication overlap: ") + to_string(p.tp_comm_overlap));
-    p.param_gather_overlap = true;
-    const std::string precision = lower(set.string("precision"));
-    p.precision = has(precision, "fp8") ? Precision::fp8 : has(precision, "fp16") && !has(precision, "bf16 act")
-                                                               ? Precision::fp16
-                                                               : Precision::bf16;
-    if (has(precision, "fp32 weights")) {
-        // MaxText: fp32 parameters only, cast to bf16 on use (XLA moves the cast before the FSDP all-gather);
-        // gradients are fp32.
-        p.compute_weight_copy = false, p.param_gather_bytes = 2, p.grad_reduce_bytes = 4;
-        r.assumptions.push_back("fp32 weights: no 16-bit copy, bf16 FSDP gathers, fp32 gradient reduction");
-    }
-    const std::string rc = lower(set.opt_string("recompute").value_or(""));
-    if (rc.empty()) {
-        p.recompute = Recompute::none;
-        r.assumptions.push_back("no activation recomputation (NeMo performance-config default)");
-    } else if (has(rc, "selective")) p.recompute = Recompute::selective;
-    else if (has(rc, "minimal")) p.recompute = Recompute::minimal;
-    else if (has(rc, "full") || has(rc, "remat")) p.recompute = Recompute::full;
-    else p.recompute = Recompute::none;
-    p.attention = (nemo || has(framework, "flash")) ? AttentionKernel::flash : AttentionKernel::standard;
     r.assumptions.push_back(std::string("attention kernel ") + to_string(p.attention));
 
+    // Precision as the record's text states it; absent: the completion picks.
+    if (set.has("precision")) {
+        const std::string precision = lower(set.string("precision"));
+        p.precision = has(precision, "fp8") ? Precision::fp8
+                      : has(precision, "fp16") && !has(precision, "bf16 act") ? Precision::fp16
+                                                                                : Precision::bf16;
+        if (has(precision, "fp32 weights")) {
+            // One fp32 copy cast to bf16 on use (XLA moves the cast before the FSDP all-gather); fp32 gradients.
+            p.compute_weight_copy = false, p.param_gather_bytes = 2, p.grad_reduce_bytes = 4;
+            r.assumptions.push_back("fp32 weights: no 16-bit copy, bf16 FSDP gathers, fp32 gradient reduction");
+        }
+    } else {
+        pp.free.add(PlanField::precision);
+    }
+    if (auto rc = recompute_from_text(set.opt_string("recompute").value_or(""))) p.recompute = *rc;
+    else pp.free.add(PlanField::recompute);
+
     p.global_batch = bat.int_in("global_batch_seqs", 1, limits::max_global_batch_seqs);
-    const long long ga = bat.int_in("grad_accum", 1, p.global_batch, 1);
-    if (p.global_batch % (static_cast<long long>(p.dp) * ga) != 0)
+    const long long ga = bat.int_in("grad_accum", 1, p.global_batch, 0);   // 0: not published
+    const long long mb = bat.int_in("micro_batch", 1, p.global_batch, 0);
+    const bool dp_known = !pp.free.has(PlanField::dp);
+    if (dp_known && ga > 0 && p.global_batch % (static_cast<long long>(p.dp) * ga) != 0)
         bat.fail("global_batch_seqs", "not divisible by dp x grad_accum");
-    p.micro_batch = p.global_batch / (p.dp * ga);
-    // With pipelining a local batch is cut into micro-batches: the published micro-batch size, when it divides.
-    if (p.pp > 1 && bat.has("micro_batch")) {
-        const long long mb = bat.int_in("micro_batch", 1, p.global_batch);
-        if (p.global_batch % (mb * p.dp) == 0) p.micro_batch = mb;
+    if (dp_known && p.global_batch % p.dp != 0) bat.fail("global_batch_seqs", "not divisible by dp");
+    const bool pipelined = !pp.free.has(PlanField::pp) && p.pp > 1;
+    if (pipelined && mb > 0 && dp_known && p.global_batch % (mb * p.dp) == 0) {
+        p.micro_batch = mb;  // a pipeline cuts the local batch into the published micro-batches
+    } else if (!pp.free.has(PlanField::pp) && p.pp == 1 && dp_known && ga > 0) {
+        p.micro_batch = p.global_batch / (p.dp * ga);  // without a pipeline: the local batch per accumulation step
+    } else if (!pipelined && !pp.free.has(PlanField::pp) && mb > 0 && dp_known && p.global_batch % (mb * p.dp) == 0) {
+        p.micro_batch = mb;
+    } else {
+        pp.free.add(PlanField::micro_batch);
     }
     r.published_step_time_s = o.number_in("step_time_s", 1e-6, 1e7);
+    r.plan = pp.plan;
+    r.free = pp.free;
     return r;
 }
 
@@ -182,14 +268,25 @@ PublishedPrediction simulate_published(const PublishedRun& run, const StepOption
     opt.skip_engine_if_infeasible = false;
     PublishedPrediction out;
     ParallelPlan plan = run.plan;
+    if (run.free.any_structural()) {
+        // Settings the source did not publish: the best feasible plan consistent with what it did.
+        CompletionOptions co;
+        co.use_profiles = opt.use_profiles, co.budget = opt.budget, co.kernels = opt.kernels;
+        const PlanCompletion c = complete_plan(run.model, run.system, PartialPlan{run.plan, run.free}, run.stack, co);
+        plan = c.plan;
+        out.chosen = c.chosen;
+        if (!c.found) out.chosen.push_back("no feasible completion: " + c.reason);
+    }
     out.step = simulate_step(run.model, run.system, plan, opt);
+    const Recompute stated = plan.recompute;
     while (!out.step.memory.fits && plan.recompute != Recompute::full) {
         const Recompute from = plan.recompute;
         plan.recompute = from == Recompute::none ? Recompute::selective
                          : from == Recompute::selective ? Recompute::minimal
                                                         : Recompute::full;
         StepResult next = simulate_step(run.model, run.system, plan, opt);
-        out.escalation = std::string("recompute ") + to_string(run.plan.recompute) + " does not fit our memory model; " +
+        (void)from;
+        out.escalation = std::string("recompute ") + to_string(stated) + " does not fit our memory model; " +
                          "simulated with " + to_string(plan.recompute);
         out.step = std::move(next);
     }
@@ -201,8 +298,21 @@ std::vector<PublishedRun> load_published_runs(const std::string& file, const Cat
     Json j = load_json_file(file);
     if (!j.is_array()) throw InputError(file, "$", "expected a JSON array of published runs");
     if (j.empty()) throw InputError(file, "$", "expected at least one published run, got an empty array");
+    const auto stacks = load_software_stacks(default_catalog_dir());
     std::vector<PublishedRun> out;
-    for (size_t i = 0; i < j.size(); ++i) out.push_back(read_run(JsonObject(j[i], file, "$[" + std::to_string(i) + "]"), cat));
+    for (size_t i = 0; i < j.size(); ++i) {
+        const std::string path = "$[" + std::to_string(i) + "]";
+        try {
+            out.push_back(read_run(JsonObject(j[i], file, path), cat, stacks));
+        } catch (const InputError& e) {
+            // One unreadable record does not hide the others: it is kept with its reason.
+            PublishedRun bad;
+            bad.id = j[i].is_object() && j[i].contains("id") && j[i]["id"].is_string() ? j[i]["id"].get<std::string>()
+                                                                                      : path;
+            bad.error = e.what();
+            out.push_back(std::move(bad));
+        }
+    }
     return out;
 }
 

@@ -43,7 +43,26 @@ Scenario scenario_from_json(const Json& j, const std::string& file, const Catalo
         sys.fail("accelerator_type", "missing: expected accelerator_type (e.g. \"v4-2048\") or machine_type + nodes");
     }
     auto training = o.object("training");
-    s.plan = plan_from_json(o.object("parallel"), o.object("batch"), training);
+    static const Json no_object = Json::object();
+    const JsonObject empty(no_object, file, "$.parallel");
+    PartialPlan partial = plan_from_json(o.has("parallel") ? o.object("parallel") : empty, o.object("batch"), training);
+    s.stack = default_scenario_stack();
+    if (training.has("framework")) {
+        const std::string name = training.string("framework");
+        const auto stacks = load_software_stacks(default_catalog_dir());
+        const SoftwareStack* st = find_stack(stacks, name);
+        if (!st) {
+            std::string known;
+            for (const auto& x : stacks) known += (known.empty() ? "" : ", ") + x.names.front();
+            training.fail("framework", "unknown framework \"" + name + "\"; the software catalog has: " + known);
+        }
+        s.stack = *st;
+    }
+    // Stated bytes win over the stack's weight keeping.
+    apply_stack_behaviours(s.stack, partial, training.has("grad_reduce_bytes") || training.has("param_gather_bytes") ||
+                                                 training.has("compute_weight_copy") || !training.has("framework"));
+    s.plan = partial.plan;
+    s.free = partial.free;
     s.token_budget = training.number_in("token_budget", 0, limits::max_tokens, 0);
     if (auto pr = o.opt_object("pricing")) {
         pr->only_keys({"region"});
@@ -58,6 +77,15 @@ Scenario scenario_from_json(const Json& j, const std::string& file, const Catalo
         if (!found) pr->fail("region", "no prices in region \"" + s.region + "\"; the catalog prices: " + known);
     }
     return s;
+}
+
+void complete_scenario(Scenario& s, const CompletionOptions& opt) {
+    if (!s.free.any_structural()) return;
+    const PlanCompletion c = complete_plan(s.model, s.system, PartialPlan{s.plan, s.free}, s.stack, opt);
+    s.plan = c.plan;
+    s.free = PlanFields{};
+    s.plan_choices = c.chosen;
+    if (!c.found) s.plan_choices.push_back("no feasible completion: " + c.reason);
 }
 
 Scenario load_scenario(const std::string& file, const Catalog& cat) {

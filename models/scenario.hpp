@@ -4,6 +4,8 @@
 
 #include "hardware/catalog.hpp"
 #include "models/plan.hpp"
+#include "models/plan_completion.hpp"
+#include "models/software_stack.hpp"
 #include "models/transformer.hpp"
 
 namespace podsim {
@@ -17,9 +19,17 @@ struct Scenario {
     ParallelPlan plan;
     double token_budget = 0;   // tokens to train; 0 = not given
     std::string region;        // pricing region; empty = the catalog's first entry for the SKU
+    SoftwareStack stack;       // training.framework (default_scenario_stack() when not named)
+    PlanFields free;           // plan fields the scenario left out, still to be completed (complete_scenario)
+    std::vector<std::string> plan_choices;  // what the completion chose: "batch.micro_batch = 2", ...
 };
 
 Scenario scenario_from_json(const Json& j, const std::string& file, const Catalog& cat);
 Scenario load_scenario(const std::string& file, const Catalog& cat);
+
+// Completes the plan fields the scenario left out (plan_completion.hpp) and records the choices in plan_choices;
+// a no-op when the plan is complete. Without a feasible plan, the fallback is kept and its reason added to the
+// choices, so the simulation that follows reports why the plan is impossible.
+void complete_scenario(Scenario& s, const CompletionOptions& opt = {});
 
 }  // namespace podsim

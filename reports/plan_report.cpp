@@ -24,6 +24,11 @@ std::string plan_text(const Scenario& s, const StepResult& r, const CostReport& 
     auto line = [&](const std::string& k, const std::string& v) { o += fmt::format("  {:<28} {}\n", k, v); };
     o += fmt::format("podsim plan: {}\n", s.name);
     if (!s.description.empty()) o += fmt::format("  {}\n", s.description);
+    if (!s.plan_choices.empty()) {
+        std::string c;
+        for (const auto& x : s.plan_choices) c += (c.empty() ? "" : ", ") + x;
+        o += fmt::format("  plan completed (fields not given, chosen for the best feasible step time): {}\n", c);
+    }
     line("model", fmt::format("{} ({:.1f}B parameters, {} layers, hidden {}, seq {})", s.model.name,
                               s.model.total_params() / 1e9, s.model.layers, s.model.hidden, s.model.seq_len));
     line("system", fmt::format("{} ({} x {})", s.system.label, s.system.chips, s.system.chip.name));
@@ -114,6 +119,8 @@ Json plan_json(const Scenario& s, const StepResult& r, const CostReport& c) {
                  {"schedule", to_string(p.schedule)}, {"micro_batch", p.micro_batch}, {"global_batch_seqs", p.global_batch},
                  {"precision", to_string(p.precision)}, {"recompute", to_string(p.recompute)},
                  {"attention", to_string(p.attention)}};
+    j["plan_choices"] = s.plan_choices;
+    j["software_stack"] = s.stack.id;
     j["feasible"] = r.feasible;
     j["infeasible_reasons"] = r.infeasible;
     if (!r.feasible) return j;

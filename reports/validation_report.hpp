@@ -16,6 +16,15 @@ struct ValidationRow {
     double mfu = 0;
     bool fits = true;
     std::string note;      // infeasible reason, if any
+    std::string group;     // software stack / chip, for the per-group error
+    std::vector<std::string> chosen;  // unpublished settings the plan completion chose
+    std::string error;     // non-empty: the record could not be read or simulated (no prediction)
+};
+
+struct GroupError {
+    std::string group;
+    int runs = 0;
+    double mape_pct = 0, max_error_pct = 0;
 };
 
 struct ValidationSummary {
@@ -23,8 +32,11 @@ struct ValidationSummary {
     double mape_pct = 0;
     double max_error_pct = 0;
     std::string worst_id;
+    int predicted = 0, failed = 0;  // rows with a prediction; rows with an error
+    std::vector<GroupError> groups;   // by software stack and chip, in first-seen order
 };
 
+// MAPE and worst error over the rows with a prediction; error rows are counted apart.
 ValidationSummary summarize(std::vector<ValidationRow> rows);
 std::string validation_text(const ValidationSummary& v);
 Json validation_json(const ValidationSummary& v);

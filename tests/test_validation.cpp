@@ -15,6 +15,7 @@ TEST_CASE("published step times: MAPE <= 10% and worst error <= 20% over all run
     REQUIRE(runs.size() >= 40);
     double sum = 0, worst = 0;
     for (const auto& run : runs) {
+        REQUIRE_MESSAGE(run.error.empty(), run.error);
         const auto pred = simulate_published(run, StepOptions{});
         const double err = 100 * std::fabs(pred.step.step_time_s / run.published_step_time_s - 1);
         CHECK_MESSAGE(err <= 20, run.id << " off by " << err << "%");
