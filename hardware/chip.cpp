@@ -115,7 +115,8 @@ ChipSpec chip_from_json(const JsonObject& o) {
     if (c.kind == ChipKind::tpu) {
         auto t = o.object("tpu_slices");
         t.only_keys({"type_prefix", "type_counts", "cores_per_chip", "chips_per_host", "max_slice_chips", "wraparound",
-                     "dcn_bytes_per_s_per_chip", "dcn_latency_s", "shapes", "runtime_version"});
+                     "dcn_bytes_per_s_per_chip", "dcn_latency_s", "dcn_contention_slices", "shapes",
+                     "runtime_version"});
         TpuSliceRules r;
         r.type_prefix = t.string("type_prefix");
         r.type_counts_cores = t.one_of("type_counts", {"cores", "chips"}) == "cores";
@@ -125,6 +126,7 @@ ChipSpec chip_from_json(const JsonObject& o) {
         r.wraparound = t.one_of("wraparound", {"cube4", "axis16", "none"});
         r.dcn_bytes_per_s_per_chip = t.positive("dcn_bytes_per_s_per_chip");
         r.dcn_latency_s = t.non_negative("dcn_latency_s");
+        r.dcn_contention_slices = t.number_in("dcn_contention_slices", 0.1, 1e6, 0);
         r.runtime_version = t.opt_string("runtime_version").value_or("");
         auto shapes = t.object("shapes");
         for (auto it = shapes.raw().begin(); it != shapes.raw().end(); ++it) {

@@ -33,6 +33,13 @@ struct TpuSliceRules {
     std::string wraparound;               // "cube4": torus on dims that are multiples of 4 (whole 4x4x4 cubes); "axis16": only axes of 16
     double dcn_bytes_per_s_per_chip = 0;  // data-center network share of one chip, one direction
     double dcn_latency_s = 0;
+    // The data-center fabric between slices is shared: with S slices exchanging at once, each chip gets
+    // dcn_bytes_per_s_per_chip / (1 + (S - 1) / dcn_contention_slices) (fitted: see the chip file's source).
+    double dcn_contention_slices = 0;     // 0: no contention modelled
+    double dcn_effective_bytes_per_s_per_chip(int slices) const {
+        return dcn_contention_slices > 0 ? dcn_bytes_per_s_per_chip / (1 + (slices - 1) / dcn_contention_slices)
+                                         : dcn_bytes_per_s_per_chip;
+    }
     std::map<int, std::vector<int>> shapes;  // chips -> torus dims
     std::string runtime_version;             // TPU VM software version for JAX/PyTorch (gcloud --runtime-version)
 };

@@ -145,7 +145,7 @@ NetworkGraph build_tpu(const SystemSpec& sys) {
         }
         if (sys.slices > 1) {
             const int hosts = per_slice / rules.chips_per_host;
-            const double host_bw = rules.dcn_bytes_per_s_per_chip * rules.chips_per_host;
+            const double host_bw = rules.dcn_effective_bytes_per_s_per_chip(sys.slices) * rules.chips_per_host;
             for (int h = 0; h < hosts; ++h) {
                 const uint32_t host = g.add_node("s" + std::to_string(s) + ".host" + std::to_string(h));
                 g.add_duplex(host, dcn, host_bw, rules.dcn_latency_s / 2, "dcn.s" + std::to_string(s) + ".h" + std::to_string(h));

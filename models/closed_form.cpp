@@ -39,8 +39,8 @@ StageTiming ClosedFormScheduler::time(const StepCosts& c) {
             sync_end = end_s + st.flush_sync_s;
         } else if (c.bucketed) {
             // Chunk k's last backward is followed by the P backwards of each lower chunk (interleaved cooldown).
-            // Its buckets go out piece by piece: done at max(previous chunks' syncs + this one, its end + the
-            // part that did not fit under its own pieces).
+            // Its buckets go out piece by piece, first in first out on the data-parallel stream: piece i is ready
+            // when the backward has done i + 1 of its n pieces, and starts when the stream is free.
             double after = 0, finish = 0;
             for (int k = 0; k < v; ++k) {
                 chunk_end_[k] = end_s - after;
@@ -48,8 +48,10 @@ StageTiming ClosedFormScheduler::time(const StepCosts& c) {
             }
             for (int k = v - 1; k >= 0; --k) {
                 const ChunkCosts& ck = c.chunk(s, k);
-                const double n = ck.pieces, sync = ck.grad_sync_s, bp = (ck.bwd_s + ck.slowdown_s) / n;
-                finish = std::max(finish + sync, chunk_end_[k] + std::max(sync / n, sync - (n - 1) * bp));
+                const int n = ck.pieces;
+                const double piece_sync = ck.grad_sync_s / n, bp = (ck.bwd_s + ck.slowdown_s) / n;
+                for (int i = 0; i < n; ++i)
+                    finish = std::max(finish, chunk_end_[k] - (n - 1 - i) * bp) + piece_sync;
             }
             sync_end = std::max(end_s, finish);
         }

@@ -17,17 +17,22 @@ double layer_activation_bytes(const ModelSpec& m, const ParallelPlan& p, bool mo
     // The MLP's saved tensors per token position: a dense MLP's up output(s) and activation output; an MoE
     // layer's router probabilities, the permuted tokens, each local expert's up and activation outputs for the
     // tokens it computes (the busiest rank), and the shared experts'.
-    double mlp_saved = 2 * T * ((m.gated() ? 2 : 1) * f + f);
+    const double act_out = p.act_fused_into_gemm ? 0 : 1;  // the activation's output, unless fused into the GEMM
+    double mlp_saved = 2 * T * ((m.gated() ? 2 : 1) * f + act_out * f);
     double up_out = (m.gated() ? 2 : 1) * f;
     if (moe) {
         const MoeLoad load = moe_load(m, p);
         const double fe = double(m.moe.expert_ffn_hidden) / p.expert_tp(), fs = m.moe.shared_experts * double(m.moe.expert_ffn_hidden) / t;
-        mlp_saved = 4 * T * m.moe.experts + 2 * load.tokens * h + 2 * load.tokens * ((m.gated() ? 2 : 1) * fe + fe) +
-                    2 * T * ((m.gated() ? 2 : 1) * fs + fs);
+        mlp_saved = 4 * T * m.moe.experts + 2 * load.tokens * h + 2 * load.tokens * ((m.gated() ? 2 : 1) * fe + act_out * fe) +
+                    2 * T * ((m.gated() ? 2 : 1) * fs + act_out * fs);
         up_out = (load.tokens * (m.gated() ? 2 : 1) * fe + T * (m.gated() ? 2 : 1) * fs) / T;
     }
-    if (p.recompute == Recompute::minimal)  // layer input + outputs of the weight GEMMs (qkv, proj, up, down)
-        return 2 * T * h / (p.sp ? t : 1) + 2 * T * (q + 2 * kv + up_out) + 2 * 2 * T * h / (p.sp ? t : 1);
+    // Minimal (JAX checkpoint_dots policies): the layer input and the weight-GEMM outputs the backward uses: Q/K/V
+    // (attention's backward), the projection's (the second norm's input is the residual plus it) and the MLP's up
+    // output(s). The down projection's output is not a residual of the backward (it only feeds the next layer's
+    // input, saved as that layer's input), so the autodiff keeps none of it.
+    if (p.recompute == Recompute::minimal)
+        return 2 * T * h / (p.sp ? t : 1) + 2 * T * (q + 2 * kv + up_out) + 2 * T * h / (p.sp ? t : 1);
     // Tensors of width h, replicated across TP unless sequence parallel: norm inputs, GEMM inputs, dropout masks.
     const double replicated = T * h * ((m.parallel_block ? 2 + 2 : 2 + 2 + 2 + 2) + 2 * mask) / (p.sp ? t : 1);
     // TP-sharded: Q, K, V, attention output (projection input), and the MLP's saved tensors.
@@ -61,19 +66,25 @@ MemoryBreakdown memory_per_device(const ModelSpec& m, const ParallelPlan& p, con
     r.activations_bytes = (per_layer * (in.layers_on_stage - in.moe_layers) + per_moe_layer * in.moe_layers) *
                           in.in_flight_microbatches;
     const double T = double(p.micro_batch) * m.seq_len / p.cp;
-    // Logits in 16 bits and their fp32 softmax/gradient buffer for one micro-batch.
-    if (in.last_stage) r.transient_bytes += T * double(m.vocab) / p.tp * (2 + 4);
+    // Transients live in different phases of the step, so the peak holds the largest, not their sum: the loss
+    // phase (logits in 16 bits and their fp32 softmax/gradient buffer for one micro-batch, freed once the output
+    // layer's backward has consumed them) and a layer's backward (its recomputed activations under full
+    // recomputation, and under context parallelism by all-gather the whole sequence's K and V).
+    const double loss_phase = in.last_stage ? T * double(m.vocab) / p.tp * (2 + 4) : 0;
+    double layer_phase = 0;
     if (p.recompute == Recompute::full) {
         ParallelPlan none = p;
         none.recompute = Recompute::none;
-        r.transient_bytes += layer_activation_bytes(m, none, in.moe_layers > 0);
+        layer_phase += layer_activation_bytes(m, none, in.moe_layers > 0);
     }
-    // Context parallelism by all-gather holds the whole sequence's K and V of the layer being computed.
     if (p.cp > 1 && p.cp_algorithm == ParallelPlan::CpAlgorithm::all_gather)
-        r.transient_bytes += 2 * double(p.micro_batch) * m.seq_len * std::max(1.0, double(m.kv_heads) / p.tp) *
-                             (m.qk_head_dim() + m.v_dim());
-    // Allocator fragmentation, cuBLAS/XLA workspaces and communication buffers: a stated reserve.
-    r.workspace_bytes = std::max(1.0 * (1ull << 30), 0.05 * chip.hbm_bytes);
+        layer_phase += 2 * double(p.micro_batch) * m.seq_len * std::max(1.0, double(m.kv_heads) / p.tp) *
+                       (m.qk_head_dim() + m.v_dim());
+    r.transient_bytes = std::max(loss_phase, layer_phase);
+    // A stated reserve. GPUs: the caching allocator's fragmentation, cuBLAS workspaces and NCCL buffers, which grow
+    // with the device (5%, at least 1 GiB). TPUs: XLA assigns every buffer at compile time (no allocator
+    // fragmentation); what remains is the runtime's program and collective scratch, a fixed 0.5 GiB.
+    r.workspace_bytes = chip.kind == ChipKind::tpu ? 0.5 * (1ull << 30) : std::max(1.0 * (1ull << 30), 0.05 * chip.hbm_bytes);
     r.total_bytes = r.weights_bytes + r.master_bytes + r.gradients_bytes + r.optimizer_bytes + r.activations_bytes +
                     r.transient_bytes + r.workspace_bytes;
     r.hbm_bytes = chip.hbm_bytes;

@@ -51,6 +51,13 @@ struct ParallelPlan {
     enum class CpAlgorithm { ring, all_gather } cp_algorithm = CpAlgorithm::ring;  // ring attention or KV all-gather
     bool dp_overlap = true;             // gradient reduction bucketed under the last backward (torch DDP, Megatron-core)
     bool param_gather_overlap = true;   // ZeRO-1/2 parameter all-gather hidden under the next forward
+    bool act_fused_into_gemm = false;   // the MLP activation is computed inside the down GEMM's operand fusion (XLA
+                                        // on TPU), so its output is never materialized or saved
+    // HBM bytes per local parameter that each micro-batch's backward moves outside the GEMMs to accumulate its
+    // gradients (0: accumulated in the weight-gradient GEMM itself, Megatron's gradient_accumulation_fusion, XLA).
+    double grad_accum_bytes_per_param = 0;
+    bool dcn_sync_overlap = true;       // FSDP across slices: the cross-slice (DCN) gradient all-reduce bucketed under
+                                        // the backward; false: after it (XLA reduces the scanned gradient carry)
     double grad_reduce_bytes = 2;       // bytes per gradient element on the wire (2: bf16/fp16, 4: fp32)
     double param_gather_bytes = 2;      // bytes per weight element gathered by FSDP / distributed optimizer
     double master_weight_bytes = 4;     // fp32 master copy

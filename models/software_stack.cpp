@@ -37,7 +37,8 @@ SoftwareStack read_stack(const JsonObject& o) {
     const JsonObject b = o.object("behaviours");
     b.only_keys({"tp_comm_overlap", "dp_overlap", "grad_reduce_bytes", "param_gather_overlap", "attention",
                  "sequence_parallel", "interleaved_pipeline", "zero_stages", "dropout", "linear_bias", "weights",
-                 "fp8", "ep_overlap", "ep_node_dedup"});
+                 "fp8", "ep_overlap", "ep_node_dedup", "dcn_sync_overlap",
+                 "act_fused_into_gemm", "grad_accum_bytes_per_param"});
     // Each behaviour: {"value": ..., "source": "..."}; all are required, so a stack is never half-described.
     auto entry = [&](const char* key) {
         const JsonObject e = b.object(key);
@@ -80,6 +81,9 @@ SoftwareStack read_stack(const JsonObject& o) {
     s.fp8 = entry("fp8").boolean("value");
     s.ep_overlap = entry("ep_overlap").boolean("value");
     s.ep_node_dedup = entry("ep_node_dedup").boolean("value");
+    s.dcn_sync_overlap = entry("dcn_sync_overlap").boolean("value");
+    s.act_fused_into_gemm = entry("act_fused_into_gemm").boolean("value");
+    s.grad_accum_bytes_per_param = entry("grad_accum_bytes_per_param").number_in("value", 0, 64);
     return s;
 }
 
@@ -153,6 +157,9 @@ void apply_stack_behaviours(const SoftwareStack& stack, PartialPlan& pp, bool ke
     if (pp.free.has(PlanField::tp_comm_overlap)) p.tp_comm_overlap = stack.tp_comm_overlap;
     if (pp.free.has(PlanField::dp_overlap)) p.dp_overlap = stack.dp_overlap;
     if (pp.free.has(PlanField::param_gather_overlap)) p.param_gather_overlap = stack.param_gather_overlap;
+    p.dcn_sync_overlap = stack.dcn_sync_overlap;
+    p.act_fused_into_gemm = stack.act_fused_into_gemm;
+    p.grad_accum_bytes_per_param = stack.grad_accum_bytes_per_param;
     for (PlanField f : {PlanField::attention, PlanField::tp_comm_overlap, PlanField::dp_overlap,
                         PlanField::param_gather_overlap})
         pp.free.remove(f);

@@ -34,6 +34,9 @@ struct SoftwareStack {
     bool fp8 = true;
     bool ep_overlap = false;     // expert all-to-alls hidden under another micro-batch's compute (DualPipe)
     bool ep_node_dedup = false;  // one copy of a token per destination node (DeepEP)
+    bool dcn_sync_overlap = true;  // the cross-slice gradient reduction under the backward (false: after it)
+    bool act_fused_into_gemm = false;  // XLA fuses the MLP activation into the down GEMM's operand
+    double grad_accum_bytes_per_param = 0;  // per micro-batch, outside the GEMMs (ParallelPlan's field)
     std::map<std::string, std::string> sources;  // behaviour -> citation
 };
 

@@ -256,7 +256,7 @@ void StepPricer::price(const ParallelPlan& p, StepCosts& out, bool detail) {
     // --- gradient synchronization: bucketed under each chunk's last backward, or after the flush ---------------
     out.dp_sync = p.dp > 1 && p.zero < 3;
     out.dcn_sync = p.zero >= 3 && lay.dcnnet.size() > 1;
-    out.bucketed = (out.dp_sync || out.dcn_sync) && p.dp_overlap;
+    out.bucketed = (out.dp_sync || out.dcn_sync) && p.dp_overlap && !(out.dcn_sync && !p.dcn_sync_overlap);
     const double act_bytes = le.act_bytes;
     const bool shared_links = timer_.backend() != NetworkBackend::analytical && out.bucketed;
     auto sync_s = [&](double params_dev) {
@@ -306,6 +306,12 @@ void StepPricer::price(const ParallelPlan& p, StepCosts& out, bool detail) {
                          ck.bwd_exposed_s += eb.exposed_comm_s, params += m_.embedding_params();
             if (mc == nchunks - 1) ck.fwd_s += hf.time_s, ck.fwd_exposed_s += hf.exposed_comm_s, ck.bwd_s += hb.time_s,
                                    ck.bwd_exposed_s += hb.exposed_comm_s, params += m_.output_params();
+            if (p.grad_accum_bytes_per_param > 0) {
+                // A separate accumulation pass over the chunk's local gradients after each micro-batch's backward
+                // (memory-bound: every byte read or written once).
+                const double local = (params - experts) / p.tp + experts / expert_shard;
+                ck.bwd_s += local * p.grad_accum_bytes_per_param / (chip.hbm_bytes_per_s * chip.eff.memory_bw_fraction);
+            }
             if (out.bucketed) {
                 ck.pieces = std::clamp(ck.layers, 1, 16);
                 ck.grad_sync_s = chunk_sync_s(params / p.tp, experts / expert_shard);

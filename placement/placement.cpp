@@ -43,7 +43,8 @@ const std::vector<ChoiceDoc>& level_kind_docs() {
           {"ici_hop_latency_s", "chip catalog: per hop, s"}}},
         {to_string(LevelKind::dcn), "TPU: the data-center network between slices (multislice), the outermost level",
          {{"dcn_bytes_per_s_per_chip", "chip catalog (tpu_slices): per chip, B/s"},
-          {"dcn_latency_s", "chip catalog (tpu_slices): per message step, s"}}},
+          {"dcn_latency_s", "chip catalog (tpu_slices): per message step, s"},
+          {"dcn_contention_slices", "chip catalog (tpu_slices): slices sharing the fabric before each chip's share halves"}}},
     };
     return docs;
 }
@@ -233,7 +234,7 @@ GroupNetwork place_group(const SystemSpec& sys, const std::vector<int>& sizes, s
     }
     if (p.dcn[which] > 1) {
         const auto& r = *sys.chip.tpu;
-        gn.levels.push_back({p.dcn[which], r.dcn_bytes_per_s_per_chip, r.dcn_latency_s, p.dcn[which] - 1, "DCN",
+        gn.levels.push_back({p.dcn[which], r.dcn_effective_bytes_per_s_per_chip(sys.slices), r.dcn_latency_s, p.dcn[which] - 1, "DCN",
                              LevelKind::dcn});
     }
     return gn;

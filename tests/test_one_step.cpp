@@ -64,6 +64,13 @@ TEST_CASE("the engine and the closed form agree on plans sampled from every ship
             const StepEstimate e = est.estimate(p);
             REQUIRE(e.feasible());
             const double err = std::fabs(e.step_time_s / r.step_time_s - 1);
+            // Stages whose layers differ: MoE layers that do not fall evenly on the stages, remainder layers.
+            const StepCosts& costs = est.last_costs();
+            bool equal_stages = true;
+            for (int st = 1; st < costs.pp; ++st)
+                for (int k = 0; k < costs.vpp; ++k)
+                    equal_stages = equal_stages && costs.chunk(st, k).layers == costs.chunk(0, k).layers &&
+                                   costs.chunk(st, k).moe_layers == costs.chunk(0, k).moe_layers;
             INFO(file << ": " << std::string(to_string(p.schedule)) << " tp " << p.tp << " pp " << p.pp << " vpp "
                       << p.vpp << " dp " << p.dp << " cp " << p.cp << " mb " << p.micro_batch << " m "
                       << r.micro_batches << ": closed form " << e.step_time_s << " s, engine " << r.step_time_s);
@@ -71,9 +78,11 @@ TEST_CASE("the engine and the closed form agree on plans sampled from every ship
             ++count[p.schedule];
             // The 1F1B closed form follows the heaviest stage through fill and drain; with stages of unequal
             // work (layers not dividing evenly, embedding and head) a block of equally heavy stages drains more
-            // slowly than one heavy stage would (measured: up to 0.8% with 64 stages split 2:1 layers). Within
-            // 0.5% otherwise.
-            CHECK(err < (p.schedule == Schedule::one_f_one_b ? 0.01 : 0.005));
+            // slowly than one heavy stage would (measured: up to 0.8% with 64 stages split 2:1 layers). The
+            // interleaved one charges every other stage's share to the fill and drain, exact for equal middle
+            // stages; with MoE layers falling 1:2 on alternate stages the heavy stages hide part of it (measured:
+            // 0.87%, Switch-C on 4 stages). Within 0.5% otherwise.
+            CHECK(err < (p.schedule == Schedule::one_f_one_b || !equal_stages ? 0.01 : 0.005));
         }
     }
     for (const auto& [sched, w] : worst)
