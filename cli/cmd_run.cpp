@@ -37,6 +37,7 @@ int cmd_run(const Args& args) {
     Scenario s = load_scenario(f.positional[0], cat);
     StepOptions opt;
     opt.budget = budget_flags(f, "run");
+    opt.evaluation = s.evaluation;
     calib::KernelProfile kernels;
     if (!f.kernel_profile.empty()) {
         kernels = calib::load_kernel_profile(f.kernel_profile);

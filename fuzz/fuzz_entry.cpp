@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <stdexcept>
 #include <system_error>
 
@@ -111,8 +112,12 @@ StepOptions step_options() {
 
 // The engine's step: a feasible result must have every figure in its physical range (check_physical throws
 // InternalError otherwise: a printed lie is a finding like a crash).
-Outcome step(const ModelSpec& m, const SystemSpec& sys, const ParallelPlan& p, StepResult* out = nullptr) {
-    StepResult r = simulate_step(m, sys, p, step_options());
+// With the scenario's evaluation, its pass is priced too (and its figure checked by simulate_step).
+Outcome step(const ModelSpec& m, const SystemSpec& sys, const ParallelPlan& p, StepResult* out = nullptr,
+             const std::optional<EvaluationSpec>& evaluation = std::nullopt) {
+    StepOptions opt = step_options();
+    opt.evaluation = evaluation;
+    StepResult r = simulate_step(m, sys, p, opt);
     // (simulate_step itself checks a feasible result's figures: check_physical throws InternalError.)
     const Outcome o = r.feasible ? Outcome::simulated : Outcome::infeasible;
     if (out) *out = std::move(r);
@@ -141,7 +146,7 @@ Outcome run_scenario(std::string_view bytes) {
     const std::string file = "fuzz-scenario.json";
     Scenario s = scenario_from_json(parse_json_text(std::string(bytes), file), file, catalog());
     complete_scenario(s);
-    const Outcome o = step(s.model, s.system, s.plan);
+    const Outcome o = step(s.model, s.system, s.plan, nullptr, s.evaluation);
     closed_form(s.model, s.system, s.plan);
     return o;
 }

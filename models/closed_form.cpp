@@ -77,4 +77,11 @@ StageTiming ClosedFormScheduler::time(const StepCosts& c) {
     return out;
 }
 
+double forward_only_s(const StepCosts& c, long long micro_batches) {
+    std::vector<StageWork> work(c.pp);
+    for (int s = 0; s < c.pp; ++s)
+        for (int k = 0; k < c.vpp; ++k) work[s].F += c.chunk(s, k).fwd_s;
+    return forward_only_pipeline_s(work, micro_batches, c.vpp, c.pp > 1 ? c.p2p_s : 0);
+}
+
 }  // namespace podsim

@@ -20,4 +20,10 @@ private:
     std::vector<double> chunk_end_;
 };
 
+// One evaluation batch of a priced step: `micro_batches` per replica through the forward-only pipeline
+// (forward_only_pipeline_s) with each stage's forward summed over its chunks (ChunkCosts::fwd_s, its exposed
+// collectives included) and the step's hand-off. Nothing else of the step runs: no backward or recomputation, no
+// gradient sync, no optimizer or parameter gather.
+double forward_only_s(const StepCosts& costs, long long micro_batches);
+
 }  // namespace podsim

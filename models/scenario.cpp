@@ -64,6 +64,7 @@ Scenario scenario_from_json(const Json& j, const std::string& file, const Catalo
     s.plan = partial.plan;
     s.free = partial.free;
     s.token_budget = training.number_in("token_budget", 0, limits::max_tokens, 0);
+    s.evaluation = evaluation_from_json(training);
     if (auto pr = o.opt_object("pricing")) {
         pr->only_keys({"region"});
         s.region = pr->string("region");

@@ -1,8 +1,10 @@
 // A what-if input: model, system, plan and training budget, read from a scenario JSON file.
 #pragma once
+#include <optional>
 #include <string>
 
 #include "hardware/catalog.hpp"
+#include "models/evaluation.hpp"
 #include "models/plan.hpp"
 #include "models/plan_completion.hpp"
 #include "models/software_stack.hpp"
@@ -18,6 +20,7 @@ struct Scenario {
     SystemSpec system;
     ParallelPlan plan;
     double token_budget = 0;   // tokens to train; 0 = not given
+    std::optional<EvaluationSpec> evaluation;  // training.evaluation: passes on the way, counted in time to train
     std::string region;        // pricing region; empty = the catalog's first entry for the SKU
     SoftwareStack stack;       // training.framework (default_scenario_stack() when not named)
     PlanFields free;           // plan fields the scenario left out, still to be completed (complete_scenario)

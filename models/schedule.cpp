@@ -161,4 +161,22 @@ double PipelineFormula::pipeline_s(Schedule schedule, const std::vector<StageWor
     return pipe_s + 2 * (P * v - 1) * t;
 }
 
+// --- forward-only pipeline (evaluation) -------------------------------------------------------------------------
+
+double forward_only_pipeline_s(const std::vector<StageWork>& stages, long long M, int v, double t) {
+    const int P = static_cast<int>(stages.size());
+    if (M <= 0 || P == 0) return 0;
+    if (P == 1) return double(M) * stages[0].F;
+    double sum_f = 0;
+    for (const StageWork& w : stages) sum_f += w.F;
+    // Stage k is the bottleneck: the first micro-batch reaches it through the chunks before it and the last one leaves
+    // through the chunks after it (a 1/v share of the other stages' forwards, P - 1 hand-offs in all); in between it
+    // runs its M forwards of every chunk, each followed by its hand-off. No backward waits on anything, so nothing
+    // else idles it.
+    double pipe_s = 0;
+    for (int k = 0; k < P; ++k)
+        pipe_s = std::max(pipe_s, double(M) * (stages[k].F + v * t) + (sum_f - stages[k].F) / v + (P - 1) * t);
+    return pipe_s;
+}
+
 }  // namespace podsim

@@ -39,4 +39,19 @@ private:
     std::vector<int> next_;
 };
 
+// The forward-only pipeline of an evaluation batch (models/evaluation.hpp): m micro-batches through the stages'
+// forwards (StageWork::F; B unused), vpp chunks per stage, hand-off t. Megatron-LM runs evaluation through the same
+// schedule functions with forward_only=True (megatron/core/pipeline_parallel/schedules.py, read at d98e8a6, 2026:
+// forward_backward_pipelining_without_interleaving and _with_interleaving): without interleaving each stage
+// runs its warm-up forwards and then, in place of 1F1B, forward + send_forward + recv_forward per micro-batch (blocking
+// sends), no backward, no cooldown; with interleaving get_pp_rank_microbatches makes every one of the m x vpp chunk
+// forwards a warm-up forward, played in the schedule table's order (groups of pp micro-batches per chunk). So a stage
+// pays one hand-off per chunk forward, and for P identical stages of forward F the batch takes
+//   (m + P - 1) x (F + t)                  without interleaving,
+//   (m vpp + P - 1) x (F / vpp + t)        interleaved (chunks of F / vpp: the fill shrinks by vpp, the hand-offs
+//                                          grow by vpp),
+// which is the flow-shop bound max over stages k of [m (F_k + vpp t) + (sum of the other stages' F) / vpp + (P-1) t]
+// for stages that differ. One stage: m F.
+double forward_only_pipeline_s(const std::vector<StageWork>& stages, long long micro_batches, int vpp, double t);
+
 }  // namespace podsim

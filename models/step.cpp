@@ -1,5 +1,7 @@
 #include "models/step.hpp"
 
+#include <cmath>
+
 #include "models/result_checks.hpp"
 
 namespace podsim {
@@ -51,6 +53,11 @@ StepResult simulate_step(const ModelSpec& m, const SystemSpec& sys, const Parall
     r.peak_name = c.peak_name;
     r.mfu = sum.mfu, r.mfu_causal = sum.mfu_causal, r.hfu = sum.hfu;
     check_physical(r, p, c.utilization_ceiling);
+    // The evaluation pass is the same priced step played forward only, by its closed form (closed_form.hpp).
+    if (opt.evaluation) {
+        r.evaluation = price_eval_pass(c, *opt.evaluation, p, m.seq_len);
+        check_figure("eval_pass_s", r.evaluation->pass_s, 0, INFINITY, "evaluation pass");
+    }
     return r;
 }
 

@@ -2,10 +2,12 @@
 // order to a task graph (lower_step.hpp), run, and summarized (summarize.hpp): the step's time, breakdown,
 // utilization and memory, or the reasons the plan is impossible.
 #pragma once
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "hardware/system.hpp"
+#include "models/evaluation.hpp"
 #include "models/memory.hpp"
 #include "models/lower_step.hpp"
 #include "models/op_cost.hpp"
@@ -43,6 +45,7 @@ struct StepResult {
     SimResult sim;                    // timeline only when asked for
     std::vector<TimelineSpan> timeline;  // record_timeline: every task, in start order
     std::vector<OpTiming> layer_forward, layer_backward;  // one layer, one micro-batch (backward incl. recompute)
+    std::optional<EvalPass> evaluation;  // one evaluation pass on this plan, when StepOptions::evaluation states one
 };
 
 struct StepOptions {
@@ -55,6 +58,7 @@ struct StepOptions {
     const CollectiveTimer* timer = nullptr;         // network backend; nullptr: analytical for this system
     const calib::KernelProfile* kernels = nullptr;  // kernel calibration of the plan's chip (podsim calibrate)
     SimBudget budget;                               // what one simulation may use (--max-tasks, --max-memory)
+    std::optional<EvaluationSpec> evaluation;       // also price an evaluation pass (training.evaluation)
 };
 
 inline constexpr const char* kMfuConvention =

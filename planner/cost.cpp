@@ -29,6 +29,8 @@ void check_costs(const CostReport& c) {
     const std::string at = "cost report";
     check_figure("time_to_train_s", c.time_to_train_s, 0, inf, at);
     check_figure("chip_hours", c.chip_hours, 0, inf, at);
+    check_figure("eval_s", c.train.eval_s, 0, inf, at);
+    check_figure("eval_share", c.train.eval_share(), 0, 1, at);
     for (const Goodput* g : {&c.goodput, &c.goodput_spot}) {
         check_figure("goodput", g->goodput, 0, 1, at);
         check_figure("effective_time_s", g->effective_time_s, 0, inf, at);
@@ -49,9 +51,13 @@ CostReport cost_report(const ModelSpec& m, const SystemSpec& sys, const StepResu
     c.reliability_file = rel.file;
     c.goodput = goodput_model(m, sys, step, token_budget, rel);
     c.goodput_spot = goodput_model(m, sys, step, token_budget, rel, sys.hosts() * rel.spot_preemptions_per_node_hour);
-    const double hours = token_budget > 0 ? token_budget / step.tokens_per_s / 3600 : 0;
-    c.time_to_train_s = hours * 3600;
+    c.train = train_time(token_budget, step);
+    const double hours = c.train.total_s / 3600;
+    c.time_to_train_s = c.train.total_s;
     c.chip_hours = hours * sys.chips;
+    // Dollars buy wall time, evaluation passes included.
+    const double wall_tokens_per_s =
+        step.evaluation ? step.tokens_per_step / c.train.step_incl_eval_s : step.tokens_per_s;
     const std::string sku = sys.is_gpu ? sys.node.id : sys.chip.id;
     const PriceEntry* p = cat.price_for(sku, region);
     if (!p) {
@@ -71,7 +77,7 @@ CostReport cost_report(const ModelSpec& m, const SystemSpec& sys, const StepResu
         oc.option = o;
         if (auto u = p->usd(o)) {
             oc.usd_per_hour = *u * units;
-            oc.usd_per_million_tokens = *oc.usd_per_hour / (step.tokens_per_s * 3600) * 1e6;
+            oc.usd_per_million_tokens = *oc.usd_per_hour / (wall_tokens_per_s * 3600) * 1e6;
             if (token_budget > 0) {
                 oc.usd_total = *oc.usd_per_hour * hours;
                 const Goodput& g = o == PriceOption::spot ? c.goodput_spot : c.goodput;

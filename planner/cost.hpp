@@ -7,6 +7,7 @@
 #include "hardware/catalog.hpp"
 #include "models/step.hpp"
 #include "planner/goodput.hpp"
+#include "planner/train_time.hpp"
 
 namespace podsim {
 
@@ -14,14 +15,15 @@ struct OptionCost {
     PriceOption option;
     std::optional<double> usd_per_hour;   // whole system
     std::optional<double> usd_total;      // for the token budget, no failures
-    std::optional<double> usd_per_million_tokens;
+    std::optional<double> usd_per_million_tokens;  // over wall time, evaluation passes included
     std::optional<double> usd_total_with_failures;  // at this option's goodput (spot adds preemptions)
     double effective_time_s = 0;
 };
 
 struct CostReport {
     double token_budget = 0;
-    double time_to_train_s = 0;   // 0 when no budget
+    double time_to_train_s = 0;   // 0 when no budget; evaluation passes included (train.total_s)
+    TrainTime train;              // its steps and evaluations
     double chip_hours = 0;
     std::string price_sku, price_region, price_source, price_date, price_unit;
     std::vector<OptionCost> options;

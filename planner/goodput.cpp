@@ -5,6 +5,7 @@
 
 #include "hardware/chip.hpp"
 #include "hardware/json_reader.hpp"
+#include "planner/train_time.hpp"
 
 namespace podsim {
 
@@ -43,7 +44,7 @@ Goodput goodput_model(const ModelSpec& m, const SystemSpec& sys, const StepResul
     const double waste = g.checkpoint_write_s / g.interval_s +
                          (g.interval_s / 2 + rel.restart_overhead_s + g.checkpoint_write_s) / g.mtbf_s;
     g.goodput = 1 / (1 + waste);
-    g.effective_time_s = token_budget / step.tokens_per_s / g.goodput;
+    g.effective_time_s = train_time(token_budget, step).total_s / g.goodput;  // evaluation passes are work too
     return g;
 }
 

@@ -164,6 +164,7 @@ SearchResult search_plans(const Scenario& s, const Catalog& cat, const Reliabili
     StepOptions so;
     so.use_profiles = o.use_profiles;
     so.budget = o.budget;
+    so.evaluation = s.evaluation;  // time to train and dollars count the scenario's evaluation passes
     for (const auto& c : chosen) {
         RankedPlan rp;
         rp.system = systems[c.system];

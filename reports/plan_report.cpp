@@ -47,6 +47,18 @@ std::string plan_text(const Scenario& s, const StepResult& r, const CostReport& 
     line("  exposed communication", pct(b.exposed_comm_s));
     line("  pipeline bubble", pct(b.bubble_s));
     line("  optimizer", pct(b.optimizer_s));
+    if (r.evaluation) {
+        const EvalPass& e = *r.evaluation;
+        line("evaluation pass",
+             fmt::format("{:.3f} s forward only: {:.4g} tokens, {} sequences in {} batch(es) of {}{} ({} micro-batches "
+                         "per replica each), every {} steps",
+                         e.pass_s, e.spec.tokens, e.sequences, e.full_batches, e.spec.global_batch_seqs,
+                         e.last_batch_seqs > 0 ? fmt::format(" + one of {}", e.last_batch_seqs) : "", e.micro_batches,
+                         e.spec.interval_steps));
+        line("step time with evaluation", fmt::format("{:.3f} s  (+{:.1f}%: a pass spread over its interval)",
+                                                      c.train.step_incl_eval_s,
+                                                      100 * (c.train.step_incl_eval_s / r.step_time_s - 1)));
+    }
     line("tokens/s", fmt::format("{:.0f}  ({:.0f} per chip)", r.tokens_per_s, r.tokens_per_s / s.system.chips));
     line("MFU", fmt::format("{:.1f}%  (vs {}, {:.0f} TFLOP/s); {:.1f}% with causal attention halved", 100 * r.mfu,
                             r.peak_name, r.peak_flops_per_s / 1e12, 100 * r.mfu_causal));
@@ -65,6 +77,11 @@ std::string plan_text(const Scenario& s, const StepResult& r, const CostReport& 
     if (c.token_budget > 0) {
         line("token budget", fmt::format("{:.3g} tokens", c.token_budget));
         line("time to train", duration(c.time_to_train_s) + " (no failures)");
+        if (r.evaluation)
+            line("  of which evaluation",
+                 fmt::format("{} passes of {:.3f} s = {} ({:.1f}% of wall time; training steps {})",
+                             c.train.evaluations, c.train.eval_pass_s, duration(c.train.eval_s),
+                             100 * c.train.eval_share(), duration(c.train.train_s)));
         line("chip-hours", fmt::format("{:.3g}", c.chip_hours));
         const auto& g = c.goodput;
         line("failures", fmt::format("job MTBF {} ({}); checkpoint {:.1f} TB written in {}; Young/Daly interval {}",
@@ -127,6 +144,14 @@ Json plan_json(const Scenario& s, const StepResult& r, const CostReport& c) {
     j["step_time_s"] = r.step_time_s;
     j["breakdown_s"] = {{"compute", r.breakdown.compute_s}, {"exposed_communication", r.breakdown.exposed_comm_s},
                         {"pipeline_bubble", r.breakdown.bubble_s}, {"optimizer", r.breakdown.optimizer_s}};
+    if (r.evaluation) {
+        const EvalPass& e = *r.evaluation;
+        j["evaluation"] = {{"tokens", e.spec.tokens}, {"interval_steps", e.spec.interval_steps},
+                           {"global_batch_seqs", e.spec.global_batch_seqs}, {"sequences", e.sequences},
+                           {"full_batches", e.full_batches}, {"last_batch_seqs", e.last_batch_seqs},
+                           {"micro_batches_per_batch", e.micro_batches}, {"batch_s", e.batch_s},
+                           {"eval_pass_s", e.pass_s}, {"step_time_incl_eval_s", c.train.step_incl_eval_s}};
+    }
     j["tokens_per_s"] = r.tokens_per_s;
     j["mfu"] = r.mfu;
     j["mfu_causal_halved"] = r.mfu_causal;
@@ -149,6 +174,12 @@ Json plan_json(const Scenario& s, const StepResult& r, const CostReport& c) {
     Json cost;
     cost["token_budget"] = c.token_budget;
     cost["time_to_train_s"] = c.time_to_train_s;
+    if (r.evaluation) {
+        cost["train_steps_time_s"] = c.train.train_s;
+        cost["evaluations"] = c.train.evaluations;
+        cost["eval_time_s"] = c.train.eval_s;
+        cost["eval_share_of_wall_time"] = c.train.eval_share();
+    }
     cost["chip_hours"] = c.chip_hours;
     auto gp = [](const Goodput& g) {
         return Json{{"checkpoint_bytes", g.checkpoint_bytes}, {"checkpoint_write_s", g.checkpoint_write_s},

@@ -317,6 +317,11 @@ std::vector<Section> sections(const Report& r) {
                 duration(c.goodput_spot.mtbf_s), c.goodput.checkpoint_bytes / 1e12, duration(c.goodput.interval_s),
                 duration(c.goodput.checkpoint_write_s), c.chip_hours,
                 c.reliability_file, c.price_source, c.price_date);
+        if (c.time_to_train_s > 0 && c.train.evaluations > 0)
+            sec.markdown += fmt::format(
+                "\nTimes and costs include the evaluation: {} forward-only passes of {:.1f} s, {} in all ({:.1f}% of "
+                "the wall time without failures).\n",
+                c.train.evaluations, c.train.eval_pass_s, duration(c.train.eval_s), 100 * c.train.eval_share());
         out.push_back(sec);
     }
     {
