@@ -57,6 +57,9 @@ void backward_of(const Op& f, std::vector<Op>& out) {
     const double batch = f.flops / (2 * f.m * f.n * f.k);
     Op dgrad = matmul(f.name + ".dgrad", f.m, f.k, f.n, f.low_precision);
     Op wgrad = matmul(f.name + ".wgrad", f.k, f.n, f.m, f.low_precision);
+    // The input gradient carries the backward's TP collective the same way (its reduce-scatter or all-gather in
+    // pieces); the weight gradient does not (its overlap is a bulk one, under the whole GEMM).
+    dgrad.chunks = f.chunks;
     dgrad.flops *= batch, dgrad.bytes *= batch, wgrad.flops *= batch, wgrad.bytes *= batch;
     dgrad.pass = OpPass::backward_data, wgrad.pass = OpPass::backward_weight;
     out.push_back(dgrad);
@@ -103,6 +106,13 @@ LayerOps layer_ops(const ModelSpec& m, const ParallelPlan& p, bool moe) {
     const double mask = m.dropout ? 1 : 0;  // dropout mask bytes per element
     LayerOps L;
     auto& F = L.forward;
+    // Full TP overlap splits each GEMM that meets a TP collective (the all-gather before QKV and the MLP's up, the
+    // reduce-scatter or all-reduce after the projection and the MLP's down) into one piece per TP rank.
+    const int tp_chunks = t > 1 && p.tp_comm_overlap == TpOverlap::full ? t : 1;
+    auto chunked = [&](Op o) {
+        o.chunks = tp_chunks;
+        return o;
+    };
 
     // --- attention block -------------------------------------------------------------------------------------
     auto tp_gather = [&](const char* name, std::vector<Op>& v) {
@@ -133,7 +143,7 @@ LayerOps layer_ops(const ModelSpec& m, const ParallelPlan& p, bool moe) {
         F.push_back(matmul("mla.kv_up", T, heads * (m.head_dim + vd), kl));
         F.push_back(elementwise("rope", 2 * T * (heads * r + r) * kAct));
     } else {
-        Op qkv = matmul("qkv", T, q + kvk + kvv, h);  // fp8: the cast is fused into the norm (TE LayerNormLinear)
+        Op qkv = chunked(matmul("qkv", T, q + kvk + kvv, h));  // fp8: cast fused into the norm (TE LayerNormLinear)
         F.push_back(qkv);
         if (m.position == Position::rope) F.push_back(elementwise("rope", 2 * T * (q + kvk) * kAct));
     }
@@ -164,7 +174,7 @@ LayerOps layer_ops(const ModelSpec& m, const ParallelPlan& p, bool moe) {
         core_fwd = {qk, sm, pv};
     }
     F.insert(F.end(), core_fwd.begin(), core_fwd.end());
-    Op proj = matmul("attn.proj", T, h, o_in);
+    Op proj = chunked(matmul("attn.proj", T, h, o_in));
     if (fp8) proj.bytes += 3 * T * o_in;  // cast of the attention output to fp8 (not fused)
     F.push_back(proj);
     tp_reduce(m.parallel_block ? "tp.reduce.block" : "tp.reduce.attn", F);
@@ -177,9 +187,9 @@ LayerOps layer_ops(const ModelSpec& m, const ParallelPlan& p, bool moe) {
     }
     if (!moe) {
         const double up_n = (m.gated() ? 2 : 1) * f;
-        F.push_back(matmul("mlp.up", T, up_n, h));
+        F.push_back(chunked(matmul("mlp.up", T, up_n, h)));
         F.push_back(elementwise("mlp.act", kAct * T * (up_n + f) + (fp8 ? T * f : 0)));
-        F.push_back(matmul("mlp.down", T, h, f));
+        F.push_back(chunked(matmul("mlp.down", T, h, f)));
         if (!m.parallel_block) tp_reduce("tp.reduce.mlp", F);
     } else {
         // Mixture of experts (Megatron-core MoE layer with the all-to-all dispatcher): the router scores every

@@ -40,6 +40,10 @@ struct Op {
     double a2a_copies = 0;
     int a2a_node_limit = 0;
     int kernels = 1;
+    // A GEMM decomposed along M into this many sequential pieces so a TP collective can run piece by piece under it
+    // (Transformer Engine userbuffers / XLA collective matmul: one piece per TP rank). Each piece is a GEMM of M/chunks
+    // rows with its own launch.
+    int chunks = 1;
 };
 
 inline bool is_backward(const Op& o) { return o.pass != OpPass::forward; }

@@ -67,12 +67,12 @@ double op_time_s(const Op& o, const CostContext& c) {
     const ChipSpec& chip = *c.chip;
     const auto& e = chip.eff;
     const double mem_s = o.bytes / (chip.hbm_bytes_per_s * e.memory_bw_fraction);
-    const double launch_s = o.kernels * e.kernel_overhead_s;
+    const double launch_s = o.kernels * o.chunks * e.kernel_overhead_s;
     switch (o.kind) {
         case OpKind::matmul: {
             const bool fp8 = o.low_precision && c.plan->precision == Precision::fp8 && chip.has_fp8();
             const double peak = fp8 ? chip.peak_fp8_flops_per_s : chip.peak_bf16_flops_per_s;
-            const double compute_s = o.flops / (peak * matmul_efficiency(e, o.m, o.n, o.k, fp8));
+            const double compute_s = o.flops / (peak * matmul_efficiency(e, o.m / o.chunks, o.n, o.k, fp8));
             return std::max(compute_s, mem_s) + launch_s;
         }
         case OpKind::attention: {
