@@ -4,7 +4,9 @@
 
 #include "cli/commands.hpp"
 #include "placement/placement.hpp"
+#include "hardware/catalog.hpp"
 #include "models/plan.hpp"
+#include "models/software_stack.hpp"
 #include "sim/collectives.hpp"
 
 namespace podsim {
@@ -18,10 +20,12 @@ struct Section {
 };
 
 std::vector<Section> sections() {
+    static const std::vector<ChoiceDoc> stacks = software_stack_docs(load_software_stacks(default_catalog_dir()));
     return {{"algorithms", "collective algorithms (sim/collectives.hpp)", algorithm_docs()},
             {"levels", "network level kinds (placement/placement.hpp)", level_kind_docs()},
             {"topologies", "topologies (hardware/network_graph.cpp)", topology_docs()},
-            {"schedules", "pipeline schedules (models/plan.hpp; a scenario's parallel.schedule)", schedule_docs()}};
+            {"schedules", "pipeline schedules (models/plan.hpp; a scenario's parallel.schedule)", schedule_docs()},
+            {"stacks", "software stacks (hardware/catalog/software/; a scenario's training.framework)", stacks}};
 }
 
 // `text` in lines of at most `width` characters, the first after `first`, the rest indented to its length.
@@ -51,7 +55,7 @@ int cmd_list(const Args& args) {
         if (f.positional.empty() || f.positional[0] == s.key) shown.push_back(s);
     if (shown.empty())
         throw UsageError("list: unknown section \"" + f.positional[0] +
-                         "\" (expected algorithms, levels, topologies or schedules)");
+                         "\" (expected algorithms, levels, topologies, schedules or stacks)");
     std::string out;
     if (f.format == "json") {
         Json j = {{"schema_version", 1}};

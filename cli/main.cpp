@@ -185,7 +185,7 @@ utilization against the highest hardware FLOPs utilization of any plan (beyond p
 published-run error counts as implausible), the tokens the fastest plan trains in the claimed days,
 and the MFU that claimed tokens and days imply.
 )"},
-    {"list", R"(usage: podsim list [algorithms|levels|topologies|schedules] [--format text|json] [--out FILE]
+    {"list", R"(usage: podsim list [algorithms|levels|topologies|schedules|stacks] [--format text|json] [--out FILE]
 
 Prints what podsim models, each with one line on what it is and the parameters that shape it:
   algorithms   collective algorithms: what the closed form picks (ring family, flat ring, tree,

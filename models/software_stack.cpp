@@ -24,6 +24,13 @@ std::string normalized(const std::string& s) {
     return out;
 }
 
+std::string fmt_bytes(double x) {
+    std::string t = std::to_string(x);
+    while (t.size() > 1 && t.back() == '0') t.pop_back();
+    if (!t.empty() && t.back() == '.') t.pop_back();
+    return t;
+}
+
 bool boundary(const std::string& s, size_t i) { return i >= s.size() || !std::isalnum(static_cast<unsigned char>(s[i])); }
 
 SoftwareStack read_stack(const JsonObject& o) {
@@ -149,6 +156,33 @@ SoftwareStack default_scenario_stack() {
     s.dp_overlap = true, s.param_gather_overlap = true, s.grad_reduce_bytes = 2;
     s.attention = AttentionKernel::flash;
     return s;
+}
+
+std::vector<ChoiceDoc> software_stack_docs(const std::vector<SoftwareStack>& stacks) {
+    std::vector<ChoiceDoc> out;
+    for (const auto& s : stacks) {
+        std::string names;
+        for (const auto& n : s.names) names += (names.empty() ? "" : ", ") + n;
+        ChoiceDoc d{s.id, s.description + " Names: " + names + ".", {}};
+        auto b = [](bool x) { return std::string(x ? "yes" : "no"); };
+        std::string zero;
+        for (int z : s.zero_stages) zero += (zero.empty() ? "" : ",") + std::to_string(z);
+        d.params = {{"tp_comm_overlap", to_string(s.tp_comm_overlap)},
+                    {"dp_overlap", b(s.dp_overlap)},
+                    {"grad_reduce_bytes", fmt_bytes(s.grad_reduce_bytes)},
+                    {"attention", to_string(s.attention)},
+                    {"sequence_parallel", s.sequence_parallel == SpPolicy::never    ? "never"
+                                          : s.sequence_parallel == SpPolicy::always ? "always"
+                                                                                   : "optional"},
+                    {"interleaved_pipeline", b(s.interleaved_pipeline)},
+                    {"zero_stages", zero},
+                    {"weights", s.weights == WeightKeeping::fp32_cast_on_use ? "fp32 cast on use"
+                                                                              : "fp32 master + 16-bit copy"},
+                    {"grad_accum_bytes_per_param", fmt_bytes(s.grad_accum_bytes_per_param)},
+                    {"dcn_sync_overlap", b(s.dcn_sync_overlap)}};
+        out.push_back(std::move(d));
+    }
+    return out;
 }
 
 void apply_stack_behaviours(const SoftwareStack& stack, PartialPlan& pp, bool keep_bytes) {

@@ -52,6 +52,9 @@ SoftwareStack unknown_stack(const std::string& framework);
 // and parameter gathers under compute, flash attention, bf16 gradients).
 SoftwareStack default_scenario_stack();
 
+// For `podsim list stacks`: each stack's id, description and names, and its behaviours with their values.
+std::vector<ChoiceDoc> software_stack_docs(const std::vector<SoftwareStack>& stacks);
+
 // Sets each free behaviour field of `pp` (attention, overlaps) to the stack's value and removes it from the free set;
 // grad/param bytes and the weight copy follow the stack's weight keeping unless `keep_bytes`.
 void apply_stack_behaviours(const SoftwareStack& stack, PartialPlan& pp, bool keep_bytes = false);

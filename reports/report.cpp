@@ -193,6 +193,12 @@ std::vector<Section> sections(const Report& r) {
         if (s.token_budget > 0) m += fmt::format("; **token budget**: {:.3g} tokens", s.token_budget);
         m += ".\n\n";
         if (!s.description.empty()) m += s.description + "\n\n";
+        if (!s.plan_choices.empty()) {
+            std::string c;
+            for (const auto& x : s.plan_choices) c += (c.empty() ? "" : ", ") + x;
+            m += "The scenario leaves part of its plan out; podsim completed it with the best feasible step time "
+                 "(software stack " + s.stack.id + "): " + c + ".\n\n";
+        }
         std::vector<std::vector<std::string>> rows;
         auto row = [&](const std::string& name, const ParallelPlan& p, const StepResult& x, const CostReport& c) {
             const OptionCost* oc = find_option(c, r.options.price);

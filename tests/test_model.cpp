@@ -105,3 +105,56 @@ TEST_CASE("ZeRO stages shard optimizer states, then gradients, then weights") {
     p.zero = 3;
     CHECK(memory_per_device(m, p, chip, in).weights_bytes < z0.weights_bytes / 4);
 }
+
+TEST_CASE("memory: the loss phase and a layer's recomputation are transients of different phases: the peak holds the larger") {
+    const ModelSpec m = gpt(24, 4096, 32, 51200, 2048);
+    const ChipSpec chip = *test::catalog().find_chip("H100");
+    MemoryInputs in;
+    in.stage_params = m.total_params();
+    in.layers_on_stage = m.layers;
+    ParallelPlan p;
+    p.micro_batch = 4, p.recompute = Recompute::full;
+    const double T = 4.0 * 2048;
+    const double logits = T * 51200 * (2 + 4);  // 16-bit logits and their fp32 softmax / gradient buffer
+    ParallelPlan none = p;
+    none.recompute = Recompute::none;
+    const double layer = layer_activation_bytes(m, none);
+    in.last_stage = true;
+    CHECK(memory_per_device(m, p, chip, in).transient_bytes == approx(std::max(logits, layer)));
+    in.last_stage = false;
+    CHECK(memory_per_device(m, p, chip, in).transient_bytes == approx(layer));
+}
+
+TEST_CASE("memory: minimal recomputation keeps Q/K/V, the projection and the MLP up outputs, not the down projection's") {
+    const ModelSpec m = gpt(24, 4096, 32, 51200, 2048);
+    ParallelPlan p;
+    p.micro_batch = 1, p.recompute = Recompute::minimal;
+    const double T = 2048, h = 4096;
+    // input + Q, K, V (3h) + the MLP up output (4h) + the projection output (h), 2 bytes each
+    CHECK(layer_activation_bytes(m, p) == approx(2 * T * (h + 3 * h + 4 * h + h)));
+    // XLA computes the activation inside the down GEMM's operand: one 4h tensor fewer without recomputation.
+    ParallelPlan q;
+    q.micro_batch = 1;
+    ParallelPlan fused = q;
+    fused.act_fused_into_gemm = true;
+    CHECK(layer_activation_bytes(m, q) - layer_activation_bytes(m, fused) == approx(2 * T * 4 * h));
+}
+
+TEST_CASE("full TP overlap splits the GEMMs that meet a TP collective into one piece per TP rank") {
+    const ModelSpec m = gpt(24, 4096, 32);
+    ParallelPlan p;
+    p.tp = 4, p.sp = true, p.tp_comm_overlap = TpOverlap::full;
+    auto find = [](const std::vector<Op>& ops, const std::string& name) {
+        for (const auto& o : ops)
+            if (o.name == name) return o;
+        FAIL("no op " << name);
+        return Op{};
+    };
+    LayerOps L = layer_ops(m, p);
+    for (const char* n : {"qkv", "attn.proj", "mlp.up", "mlp.down"}) CHECK(find(L.forward, n).chunks == 4);
+    CHECK(find(L.backward, "mlp.up.dgrad").chunks == 4);
+    CHECK(find(L.backward, "mlp.up.wgrad").chunks == 1);  // its overlap is a bulk one
+    p.tp_comm_overlap = TpOverlap::backward;
+    L = layer_ops(m, p);
+    CHECK(find(L.forward, "qkv").chunks == 1);
+}

@@ -118,3 +118,31 @@ TEST_CASE("unbucketed ZeRO-3 across two TPU slices pays the cross-slice gradient
     CHECK(two.step_time_s - one.step_time_s >= dcn_s);
     CHECK(two.breakdown.exposed_comm_s - one.breakdown.exposed_comm_s >= dcn_s);
 }
+
+TEST_CASE("XLA's cross-slice gradient all-reduce runs after the backward, over a DCN fabric that S slices share") {
+    // dcn_sync_overlap false (MaxText, T5X): the FSDP shard's all-reduce across slices is not bucketed under the
+    // backward even with dp_overlap on; each chip's DCN share falls as 1 / (1 + (S - 1) / K).
+    ModelSpec m = small_model(32);
+    m.hidden = 4096, m.ffn_hidden = 16384, m.heads = 32, m.head_dim = 128;
+    auto step = [&](int slices) {
+        const SystemSpec sys = test::catalog().tpu_system("v5litepod-256", slices, "t", "$");
+        ParallelPlan p;
+        p.tp = 1, p.pp = 1, p.dp = sys.chips, p.zero = 3, p.dp_overlap = true, p.dcn_sync_overlap = false;
+        p.micro_batch = 1, p.global_batch = sys.chips;
+        p.recompute = Recompute::full;
+        return simulate_step(m, sys, p);
+    };
+    const StepResult one = step(1), eight = step(8);
+    REQUIRE(one.feasible);
+    REQUIRE(eight.feasible);
+    const auto& rules = *test::catalog().tpu_system("v5litepod-256", 8, "t", "$").chip.tpu;
+    REQUIRE(rules.dcn_contention_slices > 0);
+    const double share = rules.dcn_bytes_per_s_per_chip / (1 + 7 / rules.dcn_contention_slices);
+    CHECK(rules.dcn_effective_bytes_per_s_per_chip(8) == test::approx(share));
+    CHECK(rules.dcn_effective_bytes_per_s_per_chip(1) == test::approx(rules.dcn_bytes_per_s_per_chip));
+    // Ring all-reduce over 8 slices: 2 x 7/8 of the shard through each chip's contended share, at least.
+    const double shard_bytes = m.total_params() / 256 * 2;
+    const double dcn_s = 2 * 7.0 / 8 * shard_bytes / share;
+    MESSAGE("one slice " << one.step_time_s << " s, eight slices " << eight.step_time_s << " s, DCN " << dcn_s << " s");
+    CHECK(eight.step_time_s - one.step_time_s >= dcn_s);
+}
