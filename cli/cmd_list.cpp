@@ -1,5 +1,5 @@
 // podsim list: what the simulator can model, from the registries beside each enum (collective algorithms, network
-// level kinds, topologies, pipeline schedules), with the parameters that shape each.
+// level kinds, topologies, pipeline schedules, GEMM precisions, fp8 recipes), with the parameters that shape each.
 #include <fmt/format.h>
 
 #include "cli/commands.hpp"
@@ -21,7 +21,9 @@ std::vector<Section> sections() {
     return {{"algorithms", "collective algorithms (sim/collectives.hpp)", algorithm_docs()},
             {"levels", "network level kinds (placement/placement.hpp)", level_kind_docs()},
             {"topologies", "topologies (hardware/network_graph.cpp)", topology_docs()},
-            {"schedules", "pipeline schedules (models/plan.hpp; a scenario's parallel.schedule)", schedule_docs()}};
+            {"schedules", "pipeline schedules (models/plan.hpp; a scenario's parallel.schedule)", schedule_docs()},
+            {"precisions", "GEMM precisions (models/quantize_ops.hpp; a scenario's training.precision)", precision_docs()},
+            {"fp8_recipes", "fp8 scaling recipes (a scenario's training.fp8_recipe)", fp8_recipe_docs()}};
 }
 
 // `text` in lines of at most `width` characters, the first after `first`, the rest indented to its length.
@@ -51,7 +53,7 @@ int cmd_list(const Args& args) {
         if (f.positional.empty() || f.positional[0] == s.key) shown.push_back(s);
     if (shown.empty())
         throw UsageError("list: unknown section \"" + f.positional[0] +
-                         "\" (expected algorithms, levels, topologies or schedules)");
+                         "\" (expected algorithms, levels, topologies, schedules, precisions or fp8_recipes)");
     std::string out;
     if (f.format == "json") {
         Json j = {{"schema_version", 1}};
