@@ -42,11 +42,15 @@ int cmd_fit(const Args& args) {
     const Catalog cat = Catalog::load(default_catalog_dir());
     const ChipSpec* c = cat.find_chip(chip);
     if (!c) throw UsageError("fit: unknown chip \"" + chip + "\"");
+    // The precisions measured in the class: fp16/bf16 or fp8. int8 and fp4 runs are priced in a class (plan.hpp,
+    // efficiency_class) but would fit their own recipe's costs into it, so they stay out.
+    auto in_class = [&](Precision p) {
+        return precision == "fp8" ? p == Precision::fp8 : p == Precision::fp16 || p == Precision::bf16;
+    };
     std::vector<PublishedRun> all;
     for (const auto& f : files)
         for (auto& r : load_published_runs(f, cat))
-            if (r.error.empty() && r.system.chip.id == c->id && ((r.plan.precision == Precision::fp8) == (precision == "fp8")))
-                all.push_back(std::move(r));
+            if (r.error.empty() && r.system.chip.id == c->id && in_class(r.plan.precision)) all.push_back(std::move(r));
     if (all.size() < 2) throw UsageError("fit: fewer than two published runs on " + c->id + " at " + precision);
     std::vector<const PublishedRun*> train, held;
     for (size_t i = 0; i < all.size(); ++i) (i % 2 == 0 ? train : held).push_back(&all[i]);

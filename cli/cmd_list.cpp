@@ -1,5 +1,5 @@
 // podsim list: what the simulator can model, from the registries beside each enum (collective algorithms, network
-// level kinds, topologies, pipeline schedules), with the parameters that shape each.
+// level kinds, topologies, pipeline schedules, GEMM precisions, fp8 recipes), with the parameters that shape each.
 #include <fmt/format.h>
 
 #include "cli/commands.hpp"
@@ -25,6 +25,8 @@ std::vector<Section> sections() {
             {"levels", "network level kinds (placement/placement.hpp)", level_kind_docs()},
             {"topologies", "topologies (hardware/network_graph.cpp)", topology_docs()},
             {"schedules", "pipeline schedules (models/plan.hpp; a scenario's parallel.schedule)", schedule_docs()},
+            {"precisions", "GEMM precisions (models/quantize_ops.hpp; a scenario's training.precision)", precision_docs()},
+            {"fp8_recipes", "fp8 scaling recipes (a scenario's training.fp8_recipe)", fp8_recipe_docs()},
             {"stacks", "software stacks (hardware/catalog/software/; a scenario's training.framework)", stacks}};
 }
 
@@ -55,7 +57,7 @@ int cmd_list(const Args& args) {
         if (f.positional.empty() || f.positional[0] == s.key) shown.push_back(s);
     if (shown.empty())
         throw UsageError("list: unknown section \"" + f.positional[0] +
-                         "\" (expected algorithms, levels, topologies, schedules or stacks)");
+                         "\" (expected algorithms, levels, topologies, schedules, precisions, fp8_recipes or stacks)");
     std::string out;
     if (f.format == "json") {
         Json j = {{"schema_version", 1}};

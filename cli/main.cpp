@@ -25,7 +25,8 @@ commands:
   report SCENARIO.json --out DIR [--trace]
                           Markdown + self-contained HTML report with SVG charts (and a Perfetto trace)
   check CLAIM.json        is a claimed outcome (parameters, days, utilization, tokens) physically plausible?
-  list [SECTION]          the collective algorithms, network level kinds, topologies and pipeline schedules
+  list [SECTION]          the collective algorithms, network level kinds, topologies, pipeline schedules,
+                          GEMM precisions and fp8 scaling recipes
   help [command]          show help for a command
 
 Each command accepts --help. Exit status: 0 success, 1 bad input, 2 usage error, 3 infeasible plan.
@@ -185,7 +186,8 @@ utilization against the highest hardware FLOPs utilization of any plan (beyond p
 published-run error counts as implausible), the tokens the fastest plan trains in the claimed days,
 and the MFU that claimed tokens and days imply.
 )"},
-    {"list", R"(usage: podsim list [algorithms|levels|topologies|schedules|stacks] [--format text|json] [--out FILE]
+    {"list", R"(usage: podsim list [algorithms|levels|topologies|schedules|precisions|fp8_recipes|stacks]
+                   [--format text|json] [--out FILE]
 
 Prints what podsim models, each with one line on what it is and the parameters that shape it:
   algorithms   collective algorithms: what the closed form picks (ring family, flat ring, tree,
@@ -195,6 +197,9 @@ Prints what podsim models, each with one line on what it is and the parameters t
                torus axes, DCN), with the catalog figures that set their bandwidth and latency
   topologies   the network graphs the SimGrid backend builds (TPU torus, GPU rail fat tree)
   schedules    pipeline schedules, as a scenario's "parallel.schedule" names them
+  precisions   GEMM precisions, as a scenario's "training.precision" names them: which GEMMs
+               run in which format, and the chip figures they need
+  fp8_recipes  fp8 scaling recipes ("training.fp8_recipe"): the casts and amax reductions each adds
 With a SECTION, only that one. With --format json: one array per section of {name, summary,
 params: [{name, doc}]}.
 )"},

@@ -62,7 +62,7 @@ EfficiencyProfile profile_from_json(const JsonObject& o, std::string* chip_id) {
 
 ChipSpec chip_from_json(const JsonObject& o) {
     o.only_keys({"schema_version", "id", "name", "aliases", "vendor", "kind", "peak_bf16_flops_per_s",
-                 "peak_fp16_flops_per_s", "peak_fp8_flops_per_s", "peak_int8_ops_per_s", "hbm_bytes",
+                 "peak_fp16_flops_per_s", "peak_fp8_flops_per_s", "peak_int8_ops_per_s", "peak_fp4_flops_per_s", "hbm_bytes",
                  "hbm_bytes_per_s", "power_w", "interconnect", "efficiency", "tpu_slices", "notes", "sources"});
     if (o.integer("schema_version") != 1) o.fail("schema_version", "expected 1");
     require_sources(o);
@@ -78,6 +78,9 @@ ChipSpec chip_from_json(const JsonObject& o) {
     c.peak_fp16_flops_per_s = o.opt_number("peak_fp16_flops_per_s").value_or(0);
     c.peak_fp8_flops_per_s = o.opt_number("peak_fp8_flops_per_s").value_or(0);
     c.peak_int8_ops_per_s = o.opt_number("peak_int8_ops_per_s").value_or(0);
+    c.peak_fp4_flops_per_s = o.opt_number("peak_fp4_flops_per_s").value_or(0);
+    // fp4 GEMMs are priced at the fp8 GEMM efficiency (no published fp4 fit), so fp4 needs fp8.
+    if (c.has_fp4() && !c.has_fp8()) o.fail("peak_fp4_flops_per_s", "a chip with fp4 needs peak_fp8_flops_per_s too");
     c.hbm_bytes = o.positive("hbm_bytes");
     c.hbm_bytes_per_s = o.positive("hbm_bytes_per_s");
     c.power_w = o.opt_number("power_w").value_or(0);

@@ -61,7 +61,8 @@ struct ChipSpec {
     double peak_bf16_flops_per_s = 0;
     double peak_fp16_flops_per_s = 0;
     double peak_fp8_flops_per_s = 0;   // 0: no fp8 tensor math
-    double peak_int8_ops_per_s = 0;    // 0: not published
+    double peak_int8_ops_per_s = 0;    // 0: not published (int8 plans rejected)
+    double peak_fp4_flops_per_s = 0;   // dense; 0: no fp4 tensor math (fp4 plans rejected)
     double hbm_bytes = 0;
     double hbm_bytes_per_s = 0;
     double power_w = 0;                // 0: not published
@@ -77,6 +78,8 @@ struct ChipSpec {
     std::string file;  // where it was loaded from, for messages
 
     bool has_fp8() const { return peak_fp8_flops_per_s > 0; }
+    bool has_int8() const { return peak_int8_ops_per_s > 0; }
+    bool has_fp4() const { return peak_fp4_flops_per_s > 0; }
 };
 
 ChipSpec chip_from_json(const JsonObject& o);

@@ -111,7 +111,7 @@ std::vector<Job> plan_jobs(const ModelSpec& m, const ParallelPlan& p) {
     std::set<std::string> seen;
     for (const auto& [pass, ops] : passes) {
         for (const auto& o : *ops) {
-            if (o.kind == OpKind::collective) continue;
+            if (o.kind == OpKind::collective || o.kernels == 0) continue;  // no kernel of its own (a fused cast)
             Job j;
             j.op = o.name, j.pass = pass;
             j.plan_flops = o.flops, j.plan_bytes = o.bytes, j.plan_min_dim = std::min({o.m, o.n, o.k});

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "models/quantize_ops.hpp"
+
 namespace podsim {
 
 const char* to_string(OpKind k) {
@@ -14,19 +16,29 @@ const char* to_string(OpKind k) {
     return "?";
 }
 
+const char* to_string(NumFormat f) {
+    switch (f) {
+        case NumFormat::b16: return "b16";
+        case NumFormat::fp8: return "fp8";
+        case NumFormat::int8: return "int8";
+        case NumFormat::fp4: return "fp4";
+    }
+    return "?";
+}
+
 namespace {
 
 constexpr double kAct = 2;  // bytes per activation element (bf16/fp16)
 
-Op matmul(std::string name, double M, double N, double K, bool low_precision = true) {
+// A GEMM whose operands are in `fmt` (`el` bytes an element, scales included); its output is 16-bit.
+Op matmul(std::string name, double M, double N, double K, NumFormat fmt = NumFormat::b16, double el = kAct) {
     Op o;
     o.name = std::move(name);
     o.kind = OpKind::matmul;
     o.m = M, o.n = N, o.k = K;
     o.flops = 2 * M * N * K;
-    const double el = low_precision ? 1 : kAct;  // operands are stored 1 byte each under fp8, 2 otherwise
     o.bytes = el * (M * K + K * N) + kAct * M * N;
-    o.low_precision = low_precision;
+    o.format = fmt;
     return o;
 }
 
@@ -36,6 +48,13 @@ Op elementwise(std::string name, double bytes, int kernels = 1) {
     o.kind = OpKind::elementwise;
     o.bytes = bytes;
     o.kernels = kernels;
+    return o;
+}
+
+// A normalization: Transformer Engine's LayerNormLinear lets it write the next GEMM's low-precision input itself.
+Op norm(std::string name, double bytes) {
+    Op o = elementwise(std::move(name), bytes);
+    o.norm = true;
     return o;
 }
 
@@ -51,12 +70,16 @@ Op collective(std::string name, CommGroup g, CommKind c, double bytes, bool over
     return o;
 }
 
-// Backward of a GEMM: input gradient (M x K from M x N . N x K) and weight gradient (K x N from K x M . M x N).
-void backward_of(const Op& f, std::vector<Op>& out) {
+// Backward of a GEMM: input gradient (M x K from M x N . N x K) and weight gradient (K x N from K x M . M x N),
+// each in the format the plan runs that pass of a low-precision linear layer in (quantize_ops.hpp).
+void backward_of(const Op& f, std::vector<Op>& out, const ParallelPlan& p) {
     // A grouped GEMM (experts) carries its batch in flops and bytes, with M the per-group size: scale alike.
     const double batch = f.flops / (2 * f.m * f.n * f.k);
-    Op dgrad = matmul(f.name + ".dgrad", f.m, f.k, f.n, f.low_precision);
-    Op wgrad = matmul(f.name + ".wgrad", f.k, f.n, f.m, f.low_precision);
+    const bool low = f.format != NumFormat::b16;
+    const NumFormat df = low ? gemm_format(p, OpPass::backward_data) : NumFormat::b16;
+    const NumFormat wf = low ? gemm_format(p, OpPass::backward_weight) : NumFormat::b16;
+    Op dgrad = matmul(f.name + ".dgrad", f.m, f.k, f.n, df, operand_bytes(df, p));
+    Op wgrad = matmul(f.name + ".wgrad", f.k, f.n, f.m, wf, operand_bytes(wf, p));
     // The input gradient carries the backward's TP collective the same way (its reduce-scatter or all-gather in
     // pieces); the weight gradient does not (its overlap is a bulk one, under the whole GEMM).
     dgrad.chunks = f.chunks;
@@ -101,7 +124,13 @@ LayerOps layer_ops(const ModelSpec& m, const ParallelPlan& p, bool moe) {
     const double kv_heads = std::max(1.0, m.kv_heads / t);  // fewer KV heads than TP ranks: replicated
     const double qd = double(m.qk_head_dim()), vd = double(m.v_dim());  // = head_dim unless MLA
     const double q = heads * qd, kvk = kv_heads * qd, kvv = kv_heads * vd, o_in = heads * vd;
-    const bool fp8 = p.precision == Precision::fp8;
+    // The linear layers' GEMMs run in the plan's low-precision format where it has one (quantize_ops.hpp adds the
+    // casts of their operands); embedding, logits, router and the attention core stay 16-bit.
+    const NumFormat lp = gemm_format(p, OpPass::forward);
+    const double lp_bytes = operand_bytes(lp, p);
+    auto linear = [&](std::string name, double M, double N, double K) {
+        return matmul(std::move(name), M, N, K, lp, lp_bytes);
+    };
     const double act_bytes_per_token_h = Tn * h * kAct;
     const double mask = m.dropout ? 1 : 0;  // dropout mask bytes per element
     LayerOps L;
@@ -125,26 +154,25 @@ LayerOps layer_ops(const ModelSpec& m, const ParallelPlan& p, bool moe) {
             v.push_back(collective(name, CommGroup::tp, p.sp ? CommKind::reduce_scatter : CommKind::all_reduce,
                                    T * h * kAct, p.tp_comm_overlap == TpOverlap::full));
     };
-    F.push_back(elementwise("norm1", 2 * act_bytes_per_token_h));
+    F.push_back(norm("norm1", 2 * act_bytes_per_token_h));
     tp_gather("sp.all_gather.attn", F);
     if (m.mla.enabled()) {
         // MLA (DeepSeek-V2, sec. 2.1): down-projections to the latents are replicated across TP, their norms,
         // then per-head up-projections; the RoPE key is shared by the heads.
         const double ql = double(m.mla.q_lora_rank), kl = double(m.mla.kv_lora_rank), r = double(m.mla.rope_head_dim);
         if (ql > 0) {
-            F.push_back(matmul("mla.q_down", T, ql, h));
-            F.push_back(elementwise("mla.q_norm", 2 * T * ql * kAct));
-            F.push_back(matmul("mla.q_up", T, q, ql));
+            F.push_back(linear("mla.q_down", T, ql, h));
+            F.push_back(norm("mla.q_norm", 2 * T * ql * kAct));
+            F.push_back(linear("mla.q_up", T, q, ql));
         } else {
-            F.push_back(matmul("mla.q", T, q, h));
+            F.push_back(linear("mla.q", T, q, h));
         }
-        F.push_back(matmul("mla.kv_down", T, kl + r, h));
-        F.push_back(elementwise("mla.kv_norm", 2 * T * kl * kAct));
-        F.push_back(matmul("mla.kv_up", T, heads * (m.head_dim + vd), kl));
+        F.push_back(linear("mla.kv_down", T, kl + r, h));
+        F.push_back(norm("mla.kv_norm", 2 * T * kl * kAct));
+        F.push_back(linear("mla.kv_up", T, heads * (m.head_dim + vd), kl));
         F.push_back(elementwise("rope", 2 * T * (heads * r + r) * kAct));
     } else {
-        Op qkv = chunked(matmul("qkv", T, q + kvk + kvv, h));  // fp8: cast fused into the norm (TE LayerNormLinear)
-        F.push_back(qkv);
+        F.push_back(chunked(linear("qkv", T, q + kvk + kvv, h)));
         if (m.position == Position::rope) F.push_back(elementwise("rope", 2 * T * (q + kvk) * kAct));
     }
 
@@ -164,32 +192,30 @@ LayerOps layer_ops(const ModelSpec& m, const ParallelPlan& p, bool moe) {
         core_fwd.push_back(a);
     } else {
         const double elems = b * heads * s_q * s_kv;
-        Op qk = matmul("core.qk", s_q, s_kv, qd, false);
+        Op qk = matmul("core.qk", s_q, s_kv, qd);
         qk.flops *= b * heads, qk.bytes = kAct * (T * q + T * kvk) + kAct * elems;
         Op sm = elementwise("core.softmax_dropout", elems * (2 + 2 + mask + (mask ? 2 + 2 : 0)));
-        Op pv = matmul("core.pv", s_q, vd, s_kv, false);
+        Op pv = matmul("core.pv", s_q, vd, s_kv);
         pv.flops *= b * heads, pv.bytes = kAct * elems + kAct * (T * kvv + T * o_in);
         qk.role = pv.role = OpRole::attention_core;
         sm.role = OpRole::attention_softmax;
         core_fwd = {qk, sm, pv};
     }
     F.insert(F.end(), core_fwd.begin(), core_fwd.end());
-    Op proj = chunked(matmul("attn.proj", T, h, o_in));
-    if (fp8) proj.bytes += 3 * T * o_in;  // cast of the attention output to fp8 (not fused)
-    F.push_back(proj);
+    F.push_back(chunked(linear("attn.proj", T, h, o_in)));
     tp_reduce(m.parallel_block ? "tp.reduce.block" : "tp.reduce.attn", F);
     F.push_back(elementwise("residual_dropout1", act_bytes_per_token_h * (3 + mask / kAct)));
 
     // --- MLP block -------------------------------------------------------------------------------------------
     if (!m.parallel_block) {
-        F.push_back(elementwise("norm2", 2 * act_bytes_per_token_h));
+        F.push_back(norm("norm2", 2 * act_bytes_per_token_h));
         tp_gather("sp.all_gather.mlp", F);
     }
     if (!moe) {
         const double up_n = (m.gated() ? 2 : 1) * f;
-        F.push_back(chunked(matmul("mlp.up", T, up_n, h)));
-        F.push_back(elementwise("mlp.act", kAct * T * (up_n + f) + (fp8 ? T * f : 0)));
-        F.push_back(chunked(matmul("mlp.down", T, h, f)));
+        F.push_back(chunked(linear("mlp.up", T, up_n, h)));
+        F.push_back(elementwise("mlp.act", kAct * T * (up_n + f)));
+        F.push_back(chunked(linear("mlp.down", T, h, f)));
         if (!m.parallel_block) tp_reduce("tp.reduce.mlp", F);
     } else {
         // Mixture of experts (Megatron-core MoE layer with the all-to-all dispatcher): the router scores every
@@ -199,7 +225,7 @@ LayerOps layer_ops(const ModelSpec& m, const ParallelPlan& p, bool moe) {
         const double etp = p.expert_tp();
         const MoeLoad load = moe_load(m, p);
         const double Td = T / t;  // tokens this rank dispatches
-        F.push_back(matmul("moe.router", Tn, E, h, false));
+        F.push_back(matmul("moe.router", Tn, E, h));
         F.push_back(elementwise("moe.route_topk", Tn * E * 4 * 3));  // fp32 softmax / sigmoid + top-k
         F.push_back(elementwise("moe.permute", 2 * Td * k * h * kAct));
         // The busiest rank receives skew x its mean share: the exchange ends when it does. With node-limited
@@ -217,13 +243,16 @@ LayerOps layer_ops(const ModelSpec& m, const ParallelPlan& p, bool moe) {
             F.push_back(collective("etp.all_gather", CommGroup::etp, CommKind::all_gather, load.tokens * h * kAct, false));
         const double up_e = (m.gated() ? 2 : 1) * fe / etp;
         const double local_experts = E / p.ep;
-        const double wbytes = fp8 ? 1 : kAct;
-        Op up = matmul("moe.experts.up", load.tokens, up_e, h);
+        const double wbytes = lp_bytes;
+        Op up = linear("moe.experts.up", load.tokens, up_e, h);
         up.m = load.per_expert;  // grouped GEMM: one GEMM per local expert, M tokens each
         up.bytes += (local_experts - 1) * h * up_e * wbytes;  // every local expert's weights
+        // An fp8 dispatch sends tokens already quantized for the up-projection (DeepSeek-V3, sec. 3.3.2): the cast
+        // runs on this rank's tokens before the top-k copies are made.
+        if (m.moe.dispatch_bytes == 1) up.quantized_before_elems = Td * h;
         F.push_back(up);
-        F.push_back(elementwise("moe.experts.act", kAct * load.tokens * (up_e + fe / etp) + (fp8 ? load.tokens * fe / etp : 0)));
-        Op down = matmul("moe.experts.down", load.tokens, h, fe / etp);
+        F.push_back(elementwise("moe.experts.act", kAct * load.tokens * (up_e + fe / etp)));
+        Op down = linear("moe.experts.down", load.tokens, h, fe / etp);
         down.m = load.per_expert;
         down.bytes += (local_experts - 1) * h * fe / etp * wbytes;
         F.push_back(down);
@@ -233,9 +262,9 @@ LayerOps layer_ops(const ModelSpec& m, const ParallelPlan& p, bool moe) {
         F.push_back(elementwise("moe.unpermute", 2 * Td * k * h * kAct + Td * k * 4));
         if (m.moe.shared_experts > 0) {  // always-on experts: a dense MLP of shared x expert_ffn_hidden, TP-split
             const double fs = m.moe.shared_experts * fe / t, up_s = (m.gated() ? 2 : 1) * fs;
-            F.push_back(matmul("moe.shared.up", T, up_s, h));
+            F.push_back(linear("moe.shared.up", T, up_s, h));
             F.push_back(elementwise("moe.shared.act", kAct * T * (up_s + fs)));
-            F.push_back(matmul("moe.shared.down", T, h, fs));
+            F.push_back(linear("moe.shared.down", T, h, fs));
         }
         if (!m.parallel_block) tp_reduce("tp.reduce.mlp", F);
     }
@@ -253,8 +282,7 @@ LayerOps layer_ops(const ModelSpec& m, const ParallelPlan& p, bool moe) {
                     d.flops *= 2, d.bytes *= 2;
                     B.push_back(d);
                 } else {
-                    backward_of(o, B);
-                    if (fp8) B.back().bytes += 4 * o.m * o.n;  // cast-transpose of the output gradient
+                    backward_of(o, B, p);
                 }
                 break;
             case OpKind::attention: {
@@ -317,6 +345,7 @@ LayerOps layer_ops(const ModelSpec& m, const ParallelPlan& p, bool moe) {
             if (o.kind == OpKind::elementwise || in_attention_core(o))
                 L.recompute.push_back(o);
     }
+    add_quantize_ops(L, p);  // after the mirror and the recomputation lists, which must not copy the casts
     return L;
 }
 
@@ -337,16 +366,16 @@ LayerOps head_ops(const ModelSpec& m, const ParallelPlan& p) {
     const double T = double(p.micro_batch) * m.seq_len / p.cp;
     const double h = m.hidden, V = double(m.vocab) / p.tp;
     LayerOps L;
-    L.forward.push_back(elementwise("final_norm", 2 * (p.sp ? T / p.tp : T) * h * kAct));
+    L.forward.push_back(norm("final_norm", 2 * (p.sp ? T / p.tp : T) * h * kAct));
     if (p.tp > 1 && p.sp)
         L.forward.push_back(collective("sp.all_gather.head", CommGroup::tp, CommKind::all_gather, T * h * kAct, false));
-    Op logits = matmul("logits", T, V, h, false);  // kept in 16-bit: fp8 recipes exclude the output layer
+    Op logits = matmul("logits", T, V, h);  // kept in 16-bit: low-precision recipes exclude the output layer
     L.forward.push_back(logits);
     // Cross-entropy in fp32 over the vocab shard: read logits, write fp32 copy, exp, reductions.
     L.forward.push_back(elementwise("cross_entropy", T * V * (kAct + 4 + 4), 3));
     L.backward.push_back(elementwise("cross_entropy.bwd", T * V * (4 + kAct), 2));
     L.backward.back().pass = OpPass::backward_data;
-    backward_of(logits, L.backward);
+    backward_of(logits, L.backward, p);
     if (p.tp > 1) {
         L.backward.push_back(collective("tp.reduce.head", CommGroup::tp,
                                         p.sp ? CommKind::reduce_scatter : CommKind::all_reduce, T * h * kAct, false));

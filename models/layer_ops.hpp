@@ -1,5 +1,6 @@
 // The ops of one transformer layer (and of the embedding/logits ends) for one micro-batch on one device:
-// FLOPs, HBM bytes and the collectives the parallel strategy inserts. Readable line by line against the papers.
+// FLOPs, HBM bytes and the collectives the parallel strategy inserts, with the quantize ops of its low-precision
+// GEMMs (quantize_ops.hpp). Readable line by line against the papers.
 #pragma once
 #include <string>
 #include <vector>
@@ -20,6 +21,10 @@ enum class OpPass { forward, backward_data, backward_weight };
 enum class OpRole { plain, attention_core, attention_softmax };
 enum class CommGroup { tp, cp, fsdp, ep, etp };
 enum class CommKind { all_reduce, reduce_scatter, all_gather, send_recv, all_to_all };
+// The number format a GEMM's operands are in, which sets the tensor-core / MXU rate it runs at (quantize_ops.hpp
+// says which GEMM runs in which, per precision and pass). b16: bf16 or fp16.
+enum class NumFormat { b16, fp8, int8, fp4 };
+const char* to_string(NumFormat f);
 
 struct Op {
     std::string name;  // display, and the key of its measured kernel in a profile
@@ -29,7 +34,10 @@ struct Op {
     double flops = 0;       // executed FLOPs (causal flash attention skips the masked half)
     double bytes = 0;       // HBM traffic
     double m = 0, n = 0, k = 0;  // GEMM shape (per matrix); batch folded into flops
-    bool low_precision = false;  // runs at the fp8 rate when the plan uses fp8
+    NumFormat format = NumFormat::b16;  // a GEMM's operand format (quantize_ops.hpp); b16 for every other op
+    bool quantize = false;  // a cast of a GEMM operand to its low-precision format (quantize_ops.hpp)
+    bool norm = false;      // a normalization (a GEMM after it may have its input cast inside it)
+    double quantized_before_elems = 0;  // > 0: a GEMM whose input was quantized earlier, on this many elements
     CommGroup group = CommGroup::tp;
     CommKind comm = CommKind::all_reduce;
     double comm_bytes = 0;  // full buffer size as collective_cost expects

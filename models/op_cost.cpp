@@ -9,11 +9,25 @@ namespace podsim {
 
 namespace {
 
+// The tensor-core / MXU peak a GEMM in `f` runs at, and the large-GEMM efficiency against it. No published fit
+// exists for int8 or fp4 GEMMs in training: int8 takes the 16-bit fraction (the MXU / tensor cores are kept busy
+// by the same means at either width) and fp4 the fp8 one (Blackwell's block-scaled MMAs, like fp8's); stated
+// assumptions (README). A format the chip lacks runs at the 16-bit rate (check_split rejects such plans first).
+struct GemmRate {
+    double peak_flops_per_s, fraction;
+};
+GemmRate gemm_rate(const ChipSpec& chip, NumFormat f) {
+    const auto& e = chip.eff;
+    if (f == NumFormat::fp8 && chip.has_fp8()) return {chip.peak_fp8_flops_per_s, e.fp8_matmul_peak_fraction};
+    if (f == NumFormat::fp4 && chip.has_fp4()) return {chip.peak_fp4_flops_per_s, e.fp8_matmul_peak_fraction};
+    if (f == NumFormat::int8 && chip.has_int8()) return {chip.peak_int8_ops_per_s, e.matmul_peak_fraction};
+    return {chip.peak_bf16_flops_per_s, e.matmul_peak_fraction};
+}
+
 // Achieved fraction of peak for an M x N x K GEMM: the chip's large-GEMM efficiency times a saturation term for
 // a short dimension (a 64-wide operand fills half of a 128-wide MMA tile). Wave quantization was tried and made
 // the published-run errors worse (cuBLAS picks tiles and split-K to avoid it), so it is not modelled.
-double matmul_efficiency(const ChipEfficiency& e, double m, double n, double k, bool fp8) {
-    const double frac = fp8 ? e.fp8_matmul_peak_fraction : e.matmul_peak_fraction;
+double matmul_efficiency(const ChipEfficiency& e, double frac, double m, double n, double k) {
     const double d = std::min({m, n, k});
     return frac * d / (d + e.matmul_half_dim);
 }
@@ -70,9 +84,9 @@ double op_time_s(const Op& o, const CostContext& c) {
     const double launch_s = o.kernels * o.chunks * e.kernel_overhead_s;
     switch (o.kind) {
         case OpKind::matmul: {
-            const bool fp8 = o.low_precision && c.plan->precision == Precision::fp8 && chip.has_fp8();
-            const double peak = fp8 ? chip.peak_fp8_flops_per_s : chip.peak_bf16_flops_per_s;
-            const double compute_s = o.flops / (peak * matmul_efficiency(e, o.m / o.chunks, o.n, o.k, fp8));
+            const GemmRate r = gemm_rate(chip, o.format);
+            const double compute_s =
+                o.flops / (r.peak_flops_per_s * matmul_efficiency(e, r.fraction, o.m / o.chunks, o.n, o.k));
             return std::max(compute_s, mem_s) + launch_s;
         }
         case OpKind::attention: {

@@ -49,8 +49,67 @@ const char* to_string(Precision p) {
         case Precision::fp16: return "fp16";
         case Precision::bf16: return "bf16";
         case Precision::fp8: return "fp8";
+        case Precision::int8: return "int8";
+        case Precision::fp4: return "fp4";
     }
     return "?";
+}
+const char* to_string(Fp8Recipe r) {
+    switch (r) {
+        case Fp8Recipe::delayed: return "delayed";
+        case Fp8Recipe::tensorwise: return "tensorwise";
+        case Fp8Recipe::blockwise: return "blockwise";
+    }
+    return "?";
+}
+bool in_fp8_efficiency_class(Precision p) { return p == Precision::fp8 || p == Precision::fp4; }
+const char* efficiency_class(Precision p) { return in_fp8_efficiency_class(p) ? "fp8" : "16bit"; }
+
+const std::vector<ChoiceDoc>& precision_docs() {
+    static const std::vector<ChoiceDoc> docs = [] {
+        const ParamDoc frac16{"efficiency.matmul_peak_fraction", "GEMM efficiency, or the chip's 16-bit profile"};
+        const ParamDoc frac8{"efficiency.fp8_matmul_peak_fraction", "GEMM efficiency, or the chip's fp8 profile"};
+        return std::vector<ChoiceDoc>{
+            {to_string(Precision::fp16), "16-bit GEMMs (with loss scaling)", {{"peak_bf16_flops_per_s", "FLOP/s"}, frac16}},
+            {to_string(Precision::bf16), "16-bit GEMMs", {{"peak_bf16_flops_per_s", "FLOP/s"}, frac16}},
+            {to_string(Precision::fp8),
+             "forward, dgrad and wgrad GEMMs in fp8 (Transformer Engine), with the recipe's casts and amax reductions",
+             {{"peak_fp8_flops_per_s", "FLOP/s; a chip without it rejects the plan"}, frac8,
+              {"training.fp8_recipe", "delayed (default), tensorwise or blockwise"}}},
+            {to_string(Precision::int8),
+             "AQT (MaxText quantization=int8): forward and dgrad GEMMs in int8, wgrad in bf16, each int8 GEMM's "
+             "operands quantized in its own pass",
+             {{"peak_int8_ops_per_s", "OP/s; a chip without it rejects the plan"},
+              {"efficiency.matmul_peak_fraction", "the 16-bit GEMM efficiency (no published int8 fit)"}}},
+            {to_string(Precision::fp4),
+             "NVFP4 (arXiv:2509.25149): forward, dgrad and wgrad GEMMs in fp4 with 16-element block scales, the "
+             "wgrad's operands through a random Hadamard transform",
+             {{"peak_fp4_flops_per_s", "FLOP/s (dense); a chip without it rejects the plan"},
+              {"efficiency.fp8_matmul_peak_fraction", "the fp8 GEMM efficiency (no published fp4 fit)"}}},
+        };
+    }();
+    return docs;
+}
+
+const std::vector<ChoiceDoc>& fp8_recipe_docs() {
+    static const std::vector<ChoiceDoc> docs = [] {
+        const ParamDoc casts{"casts", "each GEMM input cast to fp8 with its transposed copy (memory-bound ops)"};
+        return std::vector<ChoiceDoc>{
+            {to_string(Fp8Recipe::delayed),
+             "Transformer Engine DelayedScaling: scales from an amax history; one cast pass; the amaxes all-reduced "
+             "over TP x DP x CP when each model chunk's forward and backward end",
+             {casts, {"amax_history_len", "1024 (TE default): the history update's bytes"}}},
+            {to_string(Fp8Recipe::tensorwise),
+             "TE Float8CurrentScaling: each tensor's amax read first, then the cast (two passes); sequence-parallel "
+             "tensors' amaxes all-reduced over TP",
+             {casts}},
+            {to_string(Fp8Recipe::blockwise),
+             "MXFP8 (1x32 blocks, E8M0 scales) or DeepSeek-style 1x128 / 128x128 blocks: scales found inside the "
+             "cast, 1/32 byte of scale per element, no amax reduction",
+             {casts}},
+        };
+    }();
+    return docs;
 }
 const char* to_string(AttentionKernel a) { return a == AttentionKernel::flash ? "flash" : "standard"; }
 const char* to_string(TpOverlap t) {
@@ -101,7 +160,7 @@ PartialPlan plan_from_json(const JsonObject& par, const JsonObject& batch, const
                    "param_gather_overlap", "ep", "etp", "ep_overlap", "ep_node_dedup", "cp_algorithm"});
     batch.only_keys({"global_batch_seqs", "micro_batch"});
     tr.only_keys({"precision", "recompute", "attention", "grad_reduce_bytes", "param_gather_bytes", "token_budget",
-                  "optimizer", "compute_weight_copy", "framework", "evaluation"});  // evaluation: scenario.cpp
+                  "optimizer", "compute_weight_copy", "framework", "evaluation", "fp8_recipe"});  // evaluation: scenario.cpp
     PartialPlan out;
     ParallelPlan& p = out.plan;
     auto free_if_absent = [&](const JsonObject& o, const char* key, PlanField f) {
@@ -153,8 +212,15 @@ PartialPlan plan_from_json(const JsonObject& par, const JsonObject& batch, const
     }
 
     if (free_if_absent(tr, "precision", PlanField::precision)) {
-        const auto prec = tr.one_of("precision", {"fp16", "bf16", "fp8"});
-        p.precision = prec == "fp16" ? Precision::fp16 : prec == "bf16" ? Precision::bf16 : Precision::fp8;
+        const auto prec = tr.one_of("precision", {"fp16", "bf16", "fp8", "int8", "fp4"});
+        for (Precision c : {Precision::fp16, Precision::bf16, Precision::fp8, Precision::int8, Precision::fp4})
+            if (prec == to_string(c)) p.precision = c;
+    }
+    // Read whatever the precision: a search may add fp8 to a 16-bit scenario, and then scales by this recipe.
+    if (tr.has("fp8_recipe")) {
+        const auto rec = tr.one_of("fp8_recipe", {"delayed", "tensorwise", "blockwise"});
+        for (Fp8Recipe c : {Fp8Recipe::delayed, Fp8Recipe::tensorwise, Fp8Recipe::blockwise})
+            if (rec == to_string(c)) p.fp8_recipe = c;
     }
     if (free_if_absent(tr, "recompute", PlanField::recompute)) {
         const auto rc = tr.one_of("recompute", {"none", "selective", "minimal", "full"});

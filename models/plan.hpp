@@ -14,7 +14,21 @@ const std::vector<ChoiceDoc>& schedule_docs();  // `podsim list`, in enum order
 // selective: the attention core (Korthikanti et al. 2022); minimal: every forward op but the weight GEMMs
 // (JAX checkpoint_dots policies, MaxText remat_policy=minimal); full: the whole layer from its input.
 enum class Recompute { none, selective, minimal, full };
-enum class Precision { fp16, bf16, fp8 };
+// The linear layers' GEMM precision (quantize_ops.hpp: which pass runs in which format). fp8: Transformer Engine;
+// int8: AQT (MaxText quantization=int8), weight gradients in bf16; fp4: NVFP4. Master weights, optimizer,
+// attention and logits stay in higher precision in all of them.
+enum class Precision { fp16, bf16, fp8, int8, fp4 };
+const std::vector<ChoiceDoc>& precision_docs();  // `podsim list`, in enum order
+// How an fp8 plan scales its tensors (Transformer Engine's recipes): delayed (DelayedScaling: scales from an amax
+// history, amaxes all-reduced once per region), tensorwise (Float8CurrentScaling: each tensor's own amax first),
+// blockwise (MXFP8BlockScaling / Float8BlockScaling: a scale per 1x32 or 1x128 block, found inside the cast).
+enum class Fp8Recipe { delayed, tensorwise, blockwise };
+const std::vector<ChoiceDoc>& fp8_recipe_docs();
+// The GEMM-efficiency class a precision is priced in ("16bit" or "fp8", as profiles name them): no published fit
+// exists for int8 or fp4, so int8 GEMMs take the 16-bit fraction (MXU / tensor-core utilization is the same
+// mechanism) and fp4 ones the fp8 fraction; stated assumptions (README).
+const char* efficiency_class(Precision p);
+bool in_fp8_efficiency_class(Precision p);
 enum class AttentionKernel { standard, flash };
 // none: TP collectives block; backward: the input-gradient collectives run under the weight-gradient GEMMs
 // (asynchronous dgrad communication, Megatron-LM / XLA latency hiding); full: also the forward ones
@@ -24,6 +38,7 @@ enum class TpOverlap { none, backward, full };
 const char* to_string(Schedule s);
 const char* to_string(Recompute r);
 const char* to_string(Precision p);
+const char* to_string(Fp8Recipe r);
 const char* to_string(AttentionKernel a);
 const char* to_string(TpOverlap t);
 
@@ -41,6 +56,7 @@ struct ParallelPlan {
     long long micro_batch = 1;      // sequences per micro-batch per data-parallel replica
     long long global_batch = 1;     // sequences per optimizer step
     Precision precision = Precision::bf16;  // GEMM precision; fp8 keeps attention and master weights in higher precision
+    Fp8Recipe fp8_recipe = Fp8Recipe::delayed;  // scaling of fp8 plans (the scenario's, or fp8 found by a search)
     Recompute recompute = Recompute::none;
     AttentionKernel attention = AttentionKernel::flash;
     // Framework behaviour (what overlaps with what).

@@ -224,9 +224,15 @@ PublishedRun read_run(const JsonObject& o, const Catalog& cat, const std::vector
     // Precision as the record's text states it; absent: the completion picks.
     if (set.has("precision")) {
         const std::string precision = lower(set.string("precision"));
-        p.precision = has(precision, "fp8") ? Precision::fp8
+        p.precision = has(precision, "fp4") ? Precision::fp4  // "fp4", "nvfp4"; before fp8: "nvfp4, fp8 ..."
+                      : has(precision, "int8") || has(precision, "aqt") ? Precision::int8
+                      : has(precision, "fp8") ? Precision::fp8
                       : has(precision, "fp16") && !has(precision, "bf16 act") ? Precision::fp16
                                                                                 : Precision::bf16;
+        // fp8 scaling as stated ("fine-grained" is DeepSeek-V3's tile / block scaling); otherwise TE's default.
+        if (has(precision, "fine-grained") || has(precision, "blockwise") || has(precision, "mxfp8"))
+            p.fp8_recipe = Fp8Recipe::blockwise;
+        else if (has(precision, "current scaling") || has(precision, "tensorwise")) p.fp8_recipe = Fp8Recipe::tensorwise;
         if (has(precision, "fp32 weights")) {
             // One fp32 copy cast to bf16 on use (XLA moves the cast before the FSDP all-gather); fp32 gradients.
             p.compute_weight_copy = false, p.param_gather_bytes = 2, p.grad_reduce_bytes = 4;

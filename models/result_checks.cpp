@@ -26,6 +26,8 @@ void check_figure(const char* name, double value, double lo, double hi, const st
 double utilization_ceiling(const ChipSpec& chip, Precision precision) {
     const double bf16 = chip.peak_bf16_flops_per_s;
     const double own = precision == Precision::fp8    ? chip.peak_fp8_flops_per_s
+                       : precision == Precision::int8 ? chip.peak_int8_ops_per_s
+                       : precision == Precision::fp4  ? chip.peak_fp4_flops_per_s
                        : precision == Precision::fp16 ? chip.peak_fp16_flops_per_s
                                                       : bf16;
     return std::max(1.0, own / bf16);

@@ -22,7 +22,8 @@ public:
 std::string plan_label(const ParallelPlan& p);
 
 // The most MFU/HFU can be. Both are measured against the dense bf16 peak (kMfuConvention), so a plan whose GEMMs run
-// in fp8 (or fp16 on a chip where that is faster) can exceed 1: the bound is that precision's peak over bf16's.
+// in fp8, int8 or fp4 (or fp16 on a chip where that is faster) can exceed 1: the bound is that precision's peak over
+// bf16's.
 double utilization_ceiling(const ChipSpec& chip, Precision precision);
 
 // Throws InternalError when a feasible result has a figure out of range: step time and tokens/s finite and > 0;

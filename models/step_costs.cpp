@@ -6,6 +6,7 @@
 
 #include "placement/placement.hpp"
 #include "models/layer_ops.hpp"
+#include "models/quantize_ops.hpp"
 #include "models/result_checks.hpp"
 #include "sim/collectives.hpp"
 
@@ -87,9 +88,12 @@ StepPricer::LayoutEntry& StepPricer::layout(const ParallelPlan& p) {
 const StepPricer::LayerEntry& StepPricer::layer(const ParallelPlan& p, LayoutEntry& lay, const CostContext& ctx) {
     // Everything layer_ops and the op costs read from the plan besides the layout (tests/test_step_costs.cpp
     // checks a cached pricer against a fresh one on varied plans).
-    const uint64_t key = uint64_t(p.micro_batch) | uint64_t(p.sp) << 40 | uint64_t(p.precision) << 41 |
-                         uint64_t(p.recompute) << 44 | uint64_t(p.attention) << 47 | uint64_t(p.tp_comm_overlap) << 49 |
-                         uint64_t(p.ep_overlap) << 52 | uint64_t(p.cp_algorithm) << 53 | uint64_t(p.ep_node_dedup) << 55;
+    // The micro-batch count: quantized weights cached across a step's micro-batches cost their share of each.
+    const std::pair<uint64_t, uint64_t> key{
+        uint64_t(p.micro_batch) | uint64_t(p.sp) << 40 | uint64_t(p.precision) << 41 | uint64_t(p.recompute) << 44 |
+            uint64_t(p.attention) << 47 | uint64_t(p.tp_comm_overlap) << 49 | uint64_t(p.ep_overlap) << 52 |
+            uint64_t(p.cp_algorithm) << 53 | uint64_t(p.ep_node_dedup) << 55 | uint64_t(p.fp8_recipe) << 56,
+        uint64_t(std::max<long long>(0, p.micro_batches()))};
     auto it = lay.layers.find(key);
     if (it != lay.layers.end()) return it->second;
     ++layer_entries_;
@@ -101,6 +105,11 @@ const StepPricer::LayerEntry& StepPricer::layer(const ParallelPlan& p, LayoutEnt
     e.bwd = pass_sums(back, ctx);
     e.emb_f = pass_sums(E.forward, ctx), e.emb_b = pass_sums(E.backward, ctx);
     e.head_f = pass_sums(H.forward, ctx), e.head_b = pass_sums(H.backward, ctx);
+    // Delayed scaling's per-region ops, for the amaxes of a stage's layers (the buffer's size hardly matters: a few
+    // KB, latency-bound).
+    e.chunk_gemms = double(low_precision_gemms(L.forward)) * m_.layers / p.pp;
+    const LayerOps C = chunk_ops(p, e.chunk_gemms);
+    e.chunk_fwd = pass_sums(C.forward, ctx), e.chunk_bwd = pass_sums(C.backward, ctx);
     if (m_.moe.enabled()) {
         const LayerOps LM = layer_ops(m_, p, true);
         std::vector<Op> mback = LM.recompute;
@@ -150,7 +159,11 @@ void StepPricer::price(const ParallelPlan& p, StepCosts& out, bool detail) {
         // Every plan reports which GEMM efficiency it ran at: an override (fitting), else a profile for this chip
         // and precision class, else the catalog's stated default; or a measured kernel profile.
         out.peak_name = chip.name + " dense bf16 peak";
-        out.efficiency_source = p.precision == Precision::fp8 ? fp8_source_ : bf16_source_;
+        out.efficiency_source = in_fp8_efficiency_class(p.precision) ? fp8_source_ : bf16_source_;
+        if (p.precision == Precision::int8)
+            out.efficiency_source += "; int8 GEMMs at the 16-bit GEMM efficiency (no published int8 fit)";
+        if (p.precision == Precision::fp4)
+            out.efficiency_source += "; fp4 GEMMs at the fp8 GEMM efficiency (no published fp4 fit)";
         if (opt_.kernels)
             out.efficiency_source = "kernel profile " + opt_.kernels->file + " (measured on " + opt_.kernels->device +
                                     "): each op from its measured kernel, else the profile's fitted model for its kind";
@@ -252,6 +265,7 @@ void StepPricer::price(const ParallelPlan& p, StepCosts& out, bool detail) {
     const PassCost hf = finish_pass(le.head_f, chip), hb = finish_pass(le.head_b, chip);
     const PassCost mf = moe ? finish_pass(le.moe_fwd, chip, fsdp_fwd_s) : PassCost{};
     const PassCost mb = moe ? finish_pass(le.moe_bwd, chip, fsdp_bwd_s) : PassCost{};
+    const PassCost cf = finish_pass(le.chunk_fwd, chip), cb = finish_pass(le.chunk_bwd, chip);
 
     // --- gradient synchronization: bucketed under each chunk's last backward, or after the flush ---------------
     out.dp_sync = p.dp > 1 && p.zero < 3;
@@ -298,8 +312,10 @@ void StepPricer::price(const ParallelPlan& p, StepCosts& out, bool detail) {
         for (int c = 0; c < v; ++c) {
             ChunkCosts& ck = out.chunks[size_t(s) * v + c];
             const int mc = c * P + s, nm = ck.moe_layers, nd = ck.layers - nm;
-            ck.fwd_s = nd * lf.time_s + nm * mf.time_s, ck.fwd_exposed_s = nd * lf.exposed_comm_s + nm * mf.exposed_comm_s;
-            ck.bwd_s = nd * lb.time_s + nm * mb.time_s, ck.bwd_exposed_s = nd * lb.exposed_comm_s + nm * mb.exposed_comm_s;
+            ck.fwd_s = nd * lf.time_s + nm * mf.time_s + cf.time_s;
+            ck.fwd_exposed_s = nd * lf.exposed_comm_s + nm * mf.exposed_comm_s + cf.exposed_comm_s;
+            ck.bwd_s = nd * lb.time_s + nm * mb.time_s + cb.time_s;
+            ck.bwd_exposed_s = nd * lb.exposed_comm_s + nm * mb.exposed_comm_s + cb.exposed_comm_s;
             const double experts = nm * routed_params_per_moe_layer_;
             double params = nm * moe_layer_params_ + nd * dense_layer_params_ - experts;
             if (mc == 0) ck.fwd_s += ef.time_s, ck.fwd_exposed_s += ef.exposed_comm_s, ck.bwd_s += eb.time_s,
@@ -361,6 +377,10 @@ void StepPricer::price(const ParallelPlan& p, StepCosts& out, bool detail) {
         back.insert(back.end(), L.backward.begin(), L.backward.end());
         out.layer_forward = op_timings(L.forward, ctx);
         out.layer_backward = op_timings(back, ctx);
+        // The per-chunk ops, once per model chunk and micro-batch, after the layer's.
+        const LayerOps C = chunk_ops(p, le.chunk_gemms);
+        for (auto t : op_timings(C.forward, ctx)) t.name += " (per chunk)", out.layer_forward.push_back(t);
+        for (auto t : op_timings(C.backward, ctx)) t.name += " (per chunk)", out.layer_backward.push_back(t);
     }
 }
 

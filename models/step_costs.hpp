@@ -112,9 +112,14 @@ public:
     size_t cached_layer_costs() const { return layer_entries_; }
 
 private:
+    struct PairHash {
+        size_t operator()(const std::pair<uint64_t, uint64_t>& k) const { return k.first * 0x9e3779b97f4a7c15ull ^ k.second; }
+    };
     struct LayerEntry {
         PassSums fwd, bwd, emb_f, emb_b, head_f, head_b;
         PassSums moe_fwd, moe_bwd;   // an MoE layer (mixture-of-experts models)
+        PassSums chunk_fwd, chunk_bwd;  // once per model chunk and micro-batch (fp8 delayed scaling's amax reduction)
+        double chunk_gemms = 0;         // the low-precision GEMMs whose amaxes that reduction carries
         double moe_flops_mean = 0;   // its executed FLOPs on the mean expert rank (no skew)
         double act_bytes = 0;        // one micro-batch's activation (p2p message before the TP split)
     };
@@ -124,11 +129,11 @@ private:
         GroupRef tp, cp, dp, fsdp, dcn, pp, ep, etp, edp;
         GroupNetwork dpnet, fsdpnet, dcnnet, edpnet;
         NetLevel pp_link;  // between neighbouring stages
-        std::unordered_map<uint64_t, LayerEntry> layers;
+        std::unordered_map<std::pair<uint64_t, uint64_t>, LayerEntry, PairHash> layers;
     };
     LayoutEntry& layout(const ParallelPlan& p);
     const LayerEntry& layer(const ParallelPlan& p, LayoutEntry& lay, const CostContext& ctx);
-    const ChipSpec& chip_for(const ParallelPlan& p) const { return p.precision == Precision::fp8 ? fp8_ : bf16_; }
+    const ChipSpec& chip_for(const ParallelPlan& p) const { return in_fp8_efficiency_class(p.precision) ? fp8_ : bf16_; }
     // A collective of the step (not of an op): the closed form on the cached network when analytical.
     double collective_s(Collective c, double bytes, const GroupRef& g, const GroupNetwork& net) const;
     // `act_bytes`: one micro-batch's activation (LayerEntry::act_bytes), the TP/CP/EP message sizes.
@@ -143,9 +148,6 @@ private:
     double flops_per_token_ = 0, flops_per_token_causal_ = 0;
     double dense_layer_params_ = 0, moe_layer_params_ = 0, routed_params_per_moe_layer_ = 0;
     std::vector<int> moe_prefix_;  // MoE layers before layer i
-    struct PairHash {
-        size_t operator()(const std::pair<uint64_t, uint64_t>& k) const { return k.first * 0x9e3779b97f4a7c15ull ^ k.second; }
-    };
     std::unordered_map<std::pair<uint64_t, uint64_t>, LayoutEntry, PairHash> layouts_;
     size_t layer_entries_ = 0;
 };

@@ -18,15 +18,15 @@ ExpertLayout expert_layout_for(const SystemSpec& sys, const ParallelPlan& p) {
 ChipSpec resolve_efficiency(const SystemSpec& sys, const ParallelPlan& p, bool use_profiles, double override_fraction,
                             std::string& source) {
     ChipSpec chip = sys.chip;
-    const bool fp8 = p.precision == Precision::fp8;
-    double& frac = fp8 ? chip.eff.fp8_matmul_peak_fraction : chip.eff.matmul_peak_fraction;
+    const std::string cls = efficiency_class(p.precision);
+    double& frac = cls == "fp8" ? chip.eff.fp8_matmul_peak_fraction : chip.eff.matmul_peak_fraction;
     source = "stated defaults of " + chip.file;
     if (override_fraction > 0) {
         frac = override_fraction;
         source = "GEMM efficiency override (fitting)";
     } else if (use_profiles) {
         for (const auto& prof : chip.profiles)
-            if (prof.precision == (fp8 ? "fp8" : "16bit")) {
+            if (prof.precision == cls) {
                 frac = prof.matmul_peak_fraction;
                 source = "GEMM efficiency " + std::to_string(frac).substr(0, 5) + " from " + prof.file + " (" +
                          prof.method + "); other efficiencies: stated defaults of " + chip.file;
@@ -99,6 +99,10 @@ void check_split(const ModelSpec& m, const SystemSpec& sys, const ParallelPlan& 
         }
     }
     if (p.precision == Precision::fp8 && !chip.has_fp8()) fail(chip.name + " has no fp8 tensor math", "$.training.precision");
+    if (p.precision == Precision::int8 && !chip.has_int8())
+        fail(chip.name + " has no int8 tensor math (the catalog gives no peak_int8_ops_per_s)", "$.training.precision");
+    if (p.precision == Precision::fp4 && !chip.has_fp4())
+        fail(chip.name + " has no fp4 tensor math (the catalog gives no peak_fp4_flops_per_s)", "$.training.precision");
     // Megatron-LM has no ZeRO-2/3 with pipelining; PyTorch FSDP2 pipelines FSDP-sharded stages (ZeRO-3), so podsim
     // accepts that combination (the planner's search keeps to Megatron's).
     if (p.pp > 1 && p.zero == 2) fail("ZeRO-2 with pipeline parallelism is not supported (gradients are needed whole "

@@ -57,9 +57,9 @@ struct StepSize {
 };
 StepSize step_size_estimate(const ParallelPlan& p, long long micro_batches, bool record_timeline = false);
 
-// Checks that do not need the network or memory: chip count, divisibility, schedule, fp8 support, and the
-// simulation budget. `fail` gets a sentence and the scenario JSON path it is about; it is called only for failures
-// (no strings otherwise).
+// Checks that do not need the network or memory: chip count, divisibility, schedule, fp8 / int8 / fp4 support, and
+// the simulation budget. `fail` gets a sentence and the scenario JSON path it is about; it is called only for
+// failures (no strings otherwise).
 using FailFn = std::function<void(std::string, const char*)>;
 void check_split(const ModelSpec& m, const SystemSpec& sys, const ParallelPlan& p, const ChipSpec& chip,
                  const FailFn& fail, const SimBudget& budget = {});

@@ -10,11 +10,17 @@ namespace {
 
 constexpr double kGiB = 1024.0 * 1024 * 1024;
 
+// The precision, with the fp8 scaling recipe when it applies ("fp8 (delayed scaling)").
+std::string precision_text(const ParallelPlan& p) {
+    if (p.precision != Precision::fp8) return to_string(p.precision);
+    return fmt::format("{} ({} scaling)", to_string(p.precision), to_string(p.fp8_recipe));
+}
+
 std::string plan_line(const ParallelPlan& p) {
     return fmt::format("dp={} tp={} pp={} vpp={} cp={} sp={} zero={} schedule={} micro_batch={} global_batch={} "
                        "precision={} recompute={} attention={} tp_overlap={}",
                        p.dp, p.tp, p.pp, p.vpp, p.cp, p.sp ? "on" : "off", p.zero, to_string(p.schedule), p.micro_batch,
-                       p.global_batch, to_string(p.precision), to_string(p.recompute), to_string(p.attention), to_string(p.tp_comm_overlap));
+                       p.global_batch, precision_text(p), to_string(p.recompute), to_string(p.attention), to_string(p.tp_comm_overlap));
 }
 
 }  // namespace
@@ -136,6 +142,7 @@ Json plan_json(const Scenario& s, const StepResult& r, const CostReport& c) {
                  {"schedule", to_string(p.schedule)}, {"micro_batch", p.micro_batch}, {"global_batch_seqs", p.global_batch},
                  {"precision", to_string(p.precision)}, {"recompute", to_string(p.recompute)},
                  {"attention", to_string(p.attention)}};
+    if (p.precision == Precision::fp8) j["plan"]["fp8_recipe"] = to_string(p.fp8_recipe);
     j["plan_choices"] = s.plan_choices;
     j["software_stack"] = s.stack.id;
     j["feasible"] = r.feasible;

@@ -35,8 +35,16 @@ std::string megatron_flags(const ModelSpec& m, const ParallelPlan& p) {
         case Recompute::minimal: f += " --recompute-granularity selective"; break;  // nearest; see the notes
         case Recompute::full: f += " --recompute-granularity full --recompute-method uniform --recompute-num-layers 1"; break;
     }
-    if (p.precision == Precision::fp8) f += " --bf16 --fp8-format hybrid";
-    else f += p.precision == Precision::fp16 ? " --fp16" : " --bf16";
+    // Megatron-LM's low-precision flags (arguments.py): --fp8-recipe defaults to delayed; NVFP4 is --fp4-format e2m1
+    // --fp4-recipe nvfp4. It has no int8 training: an int8 plan is an AQT (MaxText) plan, run in bf16 here.
+    if (p.precision == Precision::fp8) {
+        f += " --bf16 --fp8-format hybrid";
+        if (p.fp8_recipe != Fp8Recipe::delayed) f += fmt::format(" --fp8-recipe {}", to_string(p.fp8_recipe));
+    } else if (p.precision == Precision::fp4) {
+        f += " --bf16 --fp4-format e2m1 --fp4-recipe nvfp4";
+    } else {
+        f += p.precision == Precision::fp16 ? " --fp16" : " --bf16";
+    }
     if (p.attention == AttentionKernel::flash) f += " --use-flash-attn";
     if (p.tp_comm_overlap != TpOverlap::none) f += " --tp-comm-overlap";
     if (p.dp_overlap) f += " --overlap-grad-reduce";
@@ -59,6 +67,7 @@ std::string maxtext_flags(const SystemSpec& sys, const ParallelPlan& p) {
     else if (p.recompute == Recompute::minimal) f += " remat_policy=minimal";
     else f += " remat_policy=save_dot_except_mlp";  // the closest MaxText policy to Megatron's selective recompute
     if (p.precision == Precision::fp8) f += " quantization=fp8";
+    if (p.precision == Precision::int8) f += " quantization=int8";  // AQT (MaxText/layers/quantizations.py)
     return f;
 }
 

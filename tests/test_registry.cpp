@@ -164,30 +164,37 @@ TEST_CASE("the registries name every value of their enums, in enum order, with t
     const auto& schedules = schedule_docs();
     for (size_t i = 0; i < schedules.size(); ++i) CHECK(schedules[i].name == to_string(static_cast<Schedule>(i)));
     CHECK(std::string(to_string(static_cast<Schedule>(schedules.size()))) == "?");
-    for (const auto* docs : {&algos, &levels, &topology_docs(), &schedules})
+    const auto& precisions = precision_docs();
+    for (size_t i = 0; i < precisions.size(); ++i) CHECK(precisions[i].name == to_string(static_cast<Precision>(i)));
+    CHECK(std::string(to_string(static_cast<Precision>(precisions.size()))) == "?");
+    const auto& recipes = fp8_recipe_docs();
+    for (size_t i = 0; i < recipes.size(); ++i) CHECK(recipes[i].name == to_string(static_cast<Fp8Recipe>(i)));
+    CHECK(std::string(to_string(static_cast<Fp8Recipe>(recipes.size()))) == "?");
+    for (const auto* docs : {&algos, &levels, &topology_docs(), &schedules, &precisions, &recipes})
         for (const auto& d : *docs) {
             CHECK_FALSE(d.summary.empty());
             for (const auto& p : d.params) CHECK_MESSAGE(!p.doc.empty(), d.name << ": " << p.name);
         }
 }
 
-TEST_CASE("podsim list prints every algorithm, level kind, topology and schedule, as text and JSON") {
+TEST_CASE("podsim list prints every algorithm, level kind, topology, schedule, precision and fp8 recipe, as text and JSON") {
     const auto text = test::run_podsim("list");
     REQUIRE(text.exit_code == 0);
     const std::vector<const std::vector<ChoiceDoc>*> all = {&algorithm_docs(), &level_kind_docs(), &topology_docs(),
-                                                            &schedule_docs()};
+                                                            &schedule_docs(),  &precision_docs(),  &fp8_recipe_docs()};
     for (const auto* docs : all)
         for (const auto& d : *docs) CHECK_MESSAGE(text.out.find("  " + d.name + " ") != std::string::npos, d.name);
     for (const char* name : {"ring", "bidirectional ring", "multi-ring", "hierarchical ring", "flat ring", "tree",
                              "all-to-all", "pairwise", "p2p", "nvlink", "scale-out", "ici", "dcn", "tpu-torus",
-                             "gpu-rail-fat-tree", "gpipe", "1f1b", "interleaved-1f1b"})
+                             "gpu-rail-fat-tree", "gpipe", "1f1b", "interleaved-1f1b", "fp16", "bf16", "fp8", "int8", "fp4",
+                             "delayed", "tensorwise", "blockwise"})
         CHECK_MESSAGE(text.out.find("  " + std::string(name) + " ") != std::string::npos, name);
 
     const auto json = test::run_podsim("list --format json");
     REQUIRE(json.exit_code == 0);
     const Json j = Json::parse(json.out);
-    const char* keys[] = {"algorithms", "levels", "topologies", "schedules"};
-    for (size_t s = 0; s < 4; ++s) {
+    const char* keys[] = {"algorithms", "levels", "topologies", "schedules", "precisions", "fp8_recipes"};
+    for (size_t s = 0; s < 6; ++s) {
         REQUIRE(j.at(keys[s]).size() == all[s]->size());
         for (size_t i = 0; i < all[s]->size(); ++i) CHECK(j[keys[s]][i].at("name") == (*all[s])[i].name);
     }
