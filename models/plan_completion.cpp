@@ -46,8 +46,11 @@ PlanSpace restricted_space(const ModelSpec& m, const SystemSpec& sys, const Part
     if (!f.has(PlanField::ep)) s.ep = {p.ep}, s.try_expert_tp = false;
     if (!f.has(PlanField::dp)) s.dp_only = p.dp;
     if (!f.has(PlanField::vpp)) s.vpp = {p.vpp};
+    // A stated split is taken as it ran: Megatron's rule that virtual stages divide the layers evenly is the
+    // planner's, not every framework's (NeMo AutoModel pipelines 61 layers over 4 x 8 chunks).
+    if (!f.has(PlanField::vpp) && !f.has(PlanField::pp)) s.layers = 0;
     else if (!st.interleaved_pipeline) s.vpp = {1};
-    if (!f.has(PlanField::zero)) s.zero = {p.zero};
+    if (!f.has(PlanField::zero)) s.zero = {p.zero}, s.zero_with_pipeline = true;  // stated: taken as it ran
     else s.zero = st.zero_stages;
     if (!f.has(PlanField::sp)) s.sp_only = p.sp ? 1 : 0;
     else if (st.sequence_parallel == SpPolicy::never) s.sp_only = 0;

@@ -56,7 +56,7 @@ size_t for_each_plan(const SystemSpec& sys, const ParallelPlan& base, const Plan
                         if (vpp > 1 && space.layers > 0 && space.layers % (pp * vpp) != 0) continue;
                         if (space.layers > 0 && pp * vpp > space.layers) continue;
                         for (int zero : space.zero) {
-                            if (pp > 1 && zero >= 2) continue;
+                            if (pp > 1 && zero >= 2 && !space.zero_with_pipeline) continue;
                             for (int ep : space.ep)
                                 for (int etp : etps) {
                                     if ((tp * cp * dp) % (etp * ep) != 0) continue;

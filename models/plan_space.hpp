@@ -21,6 +21,7 @@ struct PlanSpace {
     bool try_sp = true;  // with and without sequence parallelism where tp > 1
     int sp_only = -1;    // 0 or 1: sequence parallelism pinned off / on (where tp > 1); -1: as try_sp says
     int dp_only = 0;     // > 0: only splits with this data-parallel degree (a plan that states dp)
+    bool zero_with_pipeline = false;  // admit ZeRO-2/3 with pp > 1 (a plan that states both: FSDP2 + pipelining)
     int layers = 0;      // > 0: virtual stages must divide the layers per stage evenly (Megatron-LM's rule)
 };
 
