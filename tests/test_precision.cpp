@@ -317,7 +317,10 @@ TEST_CASE("a published record's precision text: int8 or AQT reads as int8, fp4 o
     const std::vector<std::pair<const char*, Precision>> texts = {
         {"int8 (AQT)", Precision::int8}, {"AQT quantized training", Precision::int8}, {"NVFP4", Precision::fp4},
         {"fp4 with fp8 fallback", Precision::fp4}, {"fp8 (TE hybrid)", Precision::fp8}, {"bf16", Precision::bf16}};
-    for (const auto& [text, want] : texts) {
+    for (const auto& entry : texts) {
+        // Not a structured binding: clang 14 cannot capture one in CHECK_MESSAGE's lambda (the CI ASan build).
+        const char* text = entry.first;
+        const Precision want = entry.second;
         run["settings"]["precision"] = text;
         test::write_file(file, Json::array({run}).dump());
         const auto runs = load_published_runs(file, test::catalog());
