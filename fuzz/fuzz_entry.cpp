@@ -107,6 +107,7 @@ StepOptions step_options() {
     StepOptions opt;
     opt.budget.max_tasks = kMaxTasks;
     opt.budget.max_memory_bytes = kMaxMemoryBytes;
+    opt.budget.max_completion_plans = kMaxCompletionPlans;
     return opt;
 }
 
@@ -145,7 +146,9 @@ void closed_form(const ModelSpec& m, const SystemSpec& sys, const ParallelPlan& 
 Outcome run_scenario(std::string_view bytes) {
     const std::string file = "fuzz-scenario.json";
     Scenario s = scenario_from_json(parse_json_text(std::string(bytes), file), file, catalog());
-    complete_scenario(s);
+    CompletionOptions co;
+    co.budget = step_options().budget;
+    complete_scenario(s, co);
     const Outcome o = step(s.model, s.system, s.plan, nullptr, s.evaluation);
     closed_form(s.model, s.system, s.plan);
     return o;

@@ -38,5 +38,7 @@ Outcome run_input(Target t, std::string_view bytes);
 
 inline constexpr long long kMaxTasks = 2'000'000;
 inline constexpr double kMaxMemoryBytes = 512.0 * (1 << 20);
+// Plan completions screen at most this many plans (a few seconds under ASan), beyond it the plan is refused.
+inline constexpr long long kMaxCompletionPlans = 20'000;
 
 }  // namespace podsim::fuzz

@@ -85,10 +85,11 @@ PlanCompletion complete_plan(const ModelSpec& m, const SystemSpec& sys, const Pa
         return out;
     }
     const PlanSpace space = restricted_space(m, sys, partial, stack);
+    const size_t size = for_each_plan(sys, partial.plan, space, [](const ParallelPlan&) {});
     StepEstimator est(m, sys, opt.use_profiles, opt.budget, opt.kernels);
     double best_s = 0;
     Reject first_reject = Reject::none;
-    for_each_plan(sys, partial.plan, space, [&](const ParallelPlan& cand) {
+    if (static_cast<long long>(size) <= opt.budget.max_completion_plans) for_each_plan(sys, partial.plan, space, [&](const ParallelPlan& cand) {
         ++out.plans_tried;
         const StepEstimate e = est.estimate(cand);
         if (!e.feasible()) {
@@ -113,7 +114,10 @@ PlanCompletion complete_plan(const ModelSpec& m, const SystemSpec& sys, const Pa
         if (f.has(PlanField::vpp)) p.vpp = 1, p.schedule = Schedule::one_f_one_b;
         if (f.has(PlanField::precision)) p.precision = Precision::bf16;
         if (f.has(PlanField::dp)) p.dp = std::max(1, sys.chips / std::max(1, p.tp * p.pp * p.cp));
-        out.reason = out.plans_tried == 0
+        out.reason = static_cast<long long>(size) > opt.budget.max_completion_plans
+                         ? "the free fields span " + std::to_string(size) + " plans, over the completion budget of " +
+                               std::to_string(opt.budget.max_completion_plans) + ": state more of the plan"
+                     : out.plans_tried == 0
                          ? "no plan of the space matches the given fields and the system's chip count"
                          : std::to_string(out.plans_tried) + " plans tried, none feasible (" +
                                to_string(first_reject) + ")";

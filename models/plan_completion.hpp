@@ -18,7 +18,7 @@ namespace podsim {
 struct CompletionOptions {
     bool use_profiles = true;
     SimBudget budget;
-    const calib::KernelProfile* kernels = nullptr;
+    const calib::KernelProfile* kernels = nullptr;  // (budget.max_completion_plans bounds the screening)
 };
 
 struct PlanCompletion {

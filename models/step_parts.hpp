@@ -46,6 +46,9 @@ ChipSpec resolve_efficiency(const SystemSpec& sys, const ParallelPlan& p, bool u
 struct SimBudget {
     long long max_tasks = limits::default_max_tasks;
     double max_memory_bytes = limits::default_max_memory_bytes;
+    // The most plans a plan completion screens (about 1.5 million a second on one core): a partial plan whose free
+    // fields span more is refused with the figure, not searched for minutes.
+    long long max_completion_plans = 20'000'000;
 };
 
 // The event engine's size for one step: tasks (compute, sends, gradient buckets, tail) and the bytes the graph,

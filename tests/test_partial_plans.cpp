@@ -178,3 +178,15 @@ TEST_CASE("a scenario naming an unknown framework is an input error listing the 
     CHECK(r.err.find("$.training.framework") != std::string::npos);
     CHECK(r.err.find("Megatron-DeepSpeed") != std::string::npos);
 }
+
+TEST_CASE("a completion whose free fields span more plans than the budget is refused with the figure") {
+    Scenario s = load_scenario(scenario("llama3-70b-partial-16xa3-mega.json"), catalog());
+    CompletionOptions co;
+    co.budget.max_completion_plans = 100;
+    const PlanCompletion c = complete_plan(s.model, s.system, PartialPlan{s.plan, s.free}, s.stack, co);
+    CHECK_FALSE(c.found);
+    CHECK(c.plans_tried == 0);
+    CHECK(c.reason.find("over the completion budget of 100") != std::string::npos);
+    co.budget.max_completion_plans = 20'000'000;
+    CHECK(complete_plan(s.model, s.system, PartialPlan{s.plan, s.free}, s.stack, co).found);
+}
