@@ -135,7 +135,8 @@ TEST_CASE("XLA's cross-slice gradient all-reduce runs after the backward, over a
     const StepResult one = step(1), eight = step(8);
     REQUIRE(one.feasible);
     REQUIRE(eight.feasible);
-    const auto& rules = *test::catalog().tpu_system("v5litepod-256", 8, "t", "$").chip.tpu;
+    const SystemSpec sys8 = test::catalog().tpu_system("v5litepod-256", 8, "t", "$");  // kept: rules refer into it
+    const auto& rules = *sys8.chip.tpu;
     REQUIRE(rules.dcn_contention_slices > 0);
     const double share = rules.dcn_bytes_per_s_per_chip / (1 + 7 / rules.dcn_contention_slices);
     CHECK(rules.dcn_effective_bytes_per_s_per_chip(8) == test::approx(share));
