@@ -42,7 +42,7 @@ std::optional<int> zero_from_text(const std::string& text) {
     const std::string t = lower(text);
     for (int z = 0; z <= 3; ++z) {
         const std::string d = std::to_string(z);
-        if (has(t, ("zero-" + d).c_str()) || has(t, ("zero stage " + d).c_str()) || has(t, ("zero-" + d).c_str()) ||
+        if (has(t, ("zero-" + d).c_str()) || has(t, ("zero stage " + d).c_str()) ||
             has(t, ("zero " + d).c_str()) || has(t, ("stage " + d).c_str()))
             return z;
     }
@@ -291,7 +291,6 @@ PublishedPrediction simulate_published(const PublishedRun& run, const StepOption
                          : from == Recompute::selective ? Recompute::minimal
                                                         : Recompute::full;
         StepResult next = simulate_step(run.model, run.system, plan, opt);
-        (void)from;
         out.escalation = std::string("recompute ") + to_string(stated) + " does not fit our memory model; " +
                          "simulated with " + to_string(plan.recompute);
         out.step = std::move(next);
