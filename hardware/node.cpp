@@ -7,7 +7,8 @@ namespace podsim {
 NodeSpec node_from_json(const JsonObject& o) {
     o.only_keys({"schema_version", "id", "aliases", "provider", "chip", "gpus_per_node", "gpu_nics_per_node",
                  "gpu_nic_bytes_per_s", "network_latency_s", "network_efficiency", "network",
-                 "host_network_bytes_per_s", "notes", "sources"});
+                 "host_network_bytes_per_s", "nvlink_domain_gpus", "nvlink_sharp", "network_sharp", "fabric",
+                 "notes", "sources"});
     if (o.integer("schema_version") != 1) o.fail("schema_version", "expected 1");
     require_sources(o);
     NodeSpec n;
@@ -24,6 +25,16 @@ NodeSpec node_from_json(const JsonObject& o) {
     if (n.network_efficiency > 1) o.fail("network_efficiency", "expected a fraction in (0, 1]");
     n.network = o.string("network");
     n.host_network_bytes_per_s = o.positive("host_network_bytes_per_s");
+    n.nvlink_domain_gpus = o.count("nvlink_domain_gpus", 1, 1 << 16, n.gpus_per_node);
+    if (n.nvlink_domain_gpus % n.gpus_per_node != 0)
+        o.fail("nvlink_domain_gpus", "expected a multiple of gpus_per_node (" + std::to_string(n.gpus_per_node) + ")");
+    n.nvlink_sharp = o.opt_bool("nvlink_sharp").value_or(false);
+    n.network_sharp = o.opt_bool("network_sharp").value_or(false);
+    n.fabric = o.opt_string("fabric").value_or("");
+    // The fabric facts are figures too: each stated one needs its source.
+    const auto sources = o.object("sources");
+    for (const char* k : {"nvlink_sharp", "network_sharp", "fabric"})
+        if (o.has(k) && !sources.has(k)) sources.fail(k, std::string("every figure needs a source; none given for \"") + k + "\"");
     return n;
 }
 

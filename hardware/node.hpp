@@ -19,7 +19,15 @@ struct NodeSpec {
     double network_efficiency = 1;   // achievable fraction of NIC rate for collectives (transport dependent)
     std::string network;             // "InfiniBand HDR", "GPUDirect-TCPXO", ...
     double host_network_bytes_per_s = 0;  // general NIC (checkpoints, storage)
+    // The NVLink domain: GPUs one GPU reaches over NVLink/NVSwitch. 8 on HGX/DGX (the node); 72 on GB200/GB300
+    // NVL72, whose domain spans 18 compute trays (VMs of 4 GPUs on Google Cloud A4X). A multiple of gpus_per_node.
+    int nvlink_domain_gpus = 0;
+    bool nvlink_sharp = false;   // NVSwitch in-network reduction (NVLS, NVSwitch gen 3+): NCCL's NVLS algorithms
+    bool network_sharp = false;  // scale-out switches reduce in the network (InfiniBand SHARP): NCCL CollNet
+    std::string fabric;          // the cluster fabric as its operator publishes it (display)
     std::string file;
+
+    int domain_gpus() const { return nvlink_domain_gpus > 0 ? nvlink_domain_gpus : gpus_per_node; }
 
     // Scale-out bandwidth available to one GPU when all GPUs of the node send at once.
     double nic_bytes_per_s_per_gpu() const {
