@@ -159,6 +159,7 @@ SystemSpec Catalog::gpu_system(const std::string& machine_type, int nodes, const
     s.chip = *find_chip(n->chip);
     s.nodes = nodes;
     s.chips = nodes * n->gpus_per_node;
+    s.nvlink_domain_gpus = n->domain_gpus();
     s.label = std::to_string(nodes) + " x " + n->id;
     return s;
 }
@@ -170,6 +171,7 @@ std::optional<SystemSpec> Catalog::resized(const SystemSpec& base, int chips) co
         if (chips % base.node.gpus_per_node != 0) return std::nullopt;
         SystemSpec s = gpu_system(base.node.id, chips / base.node.gpus_per_node, "", "");
         s.nodes_per_leaf = base.nodes_per_leaf, s.oversubscription = base.oversubscription;
+        s.nvlink_domain_gpus = base.nvlink_domain_gpus;
         return s;
     }
     const auto& r = *base.chip.tpu;

@@ -179,9 +179,12 @@ NetworkGraph build_gpu(const SystemSpec& sys) {
                              0, "uplink.r" + std::to_string(r) + ".p" + std::to_string(p));
         }
     }
+    // One NVSwitch fabric per NVLink domain: a node on HGX, 18 trays of an NVL72 rack.
+    const int nodes_per_domain = std::max(1, sys.domain_gpus() / G);
+    uint32_t sw = 0;
     for (int n = 0; n < sys.nodes; ++n) {
         const std::string ns = "n" + std::to_string(n);
-        const uint32_t sw = g.add_node(ns + ".nvswitch");
+        if (n % nodes_per_domain == 0) sw = g.add_node("d" + std::to_string(n / nodes_per_domain) + ".nvswitch");
         std::vector<uint32_t> nics(R);
         for (int r = 0; r < R; ++r) {
             nics[r] = g.add_node(ns + ".nic" + std::to_string(r));

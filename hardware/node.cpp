@@ -8,6 +8,7 @@ NodeSpec node_from_json(const JsonObject& o) {
     o.only_keys({"schema_version", "id", "aliases", "provider", "chip", "gpus_per_node", "gpu_nics_per_node",
                  "gpu_nic_bytes_per_s", "network_latency_s", "network_efficiency", "network",
                  "host_network_bytes_per_s", "nvlink_domain_gpus", "nvlink_sharp", "network_sharp", "fabric",
+                 "nvls_bw_fraction", "sharp_bw_fraction",
                  "notes", "sources"});
     if (o.integer("schema_version") != 1) o.fail("schema_version", "expected 1");
     require_sources(o);
@@ -31,6 +32,11 @@ NodeSpec node_from_json(const JsonObject& o) {
     n.nvlink_sharp = o.opt_bool("nvlink_sharp").value_or(false);
     n.network_sharp = o.opt_bool("network_sharp").value_or(false);
     n.fabric = o.opt_string("fabric").value_or("");
+    // In-network reduction: the capability and its achieved rate go together.
+    if (n.nvlink_sharp) n.nvls_bw_fraction = o.number_in("nvls_bw_fraction", 1e-3, 1);
+    else if (o.has("nvls_bw_fraction")) o.fail("nvls_bw_fraction", "only with \"nvlink_sharp\": true");
+    if (n.network_sharp) n.sharp_bw_fraction = o.number_in("sharp_bw_fraction", 1e-3, 1);
+    else if (o.has("sharp_bw_fraction")) o.fail("sharp_bw_fraction", "only with \"network_sharp\": true");
     // The fabric facts are figures too: each stated one needs its source.
     const auto sources = o.object("sources");
     for (const char* k : {"nvlink_sharp", "network_sharp", "fabric"})

@@ -24,6 +24,10 @@ struct NodeSpec {
     int nvlink_domain_gpus = 0;
     bool nvlink_sharp = false;   // NVSwitch in-network reduction (NVLS, NVSwitch gen 3+): NCCL's NVLS algorithms
     bool network_sharp = false;  // scale-out switches reduce in the network (InfiniBand SHARP): NCCL CollNet
+    // With in-network reduction, an all-reduce's per-GPU algorithm bandwidth as a fraction of the link's one-way
+    // peak (NVLink per GPU; the GPU's NIC share): required where the capability is stated true.
+    double nvls_bw_fraction = 0;
+    double sharp_bw_fraction = 0;
     std::string fabric;          // the cluster fabric as its operator publishes it (display)
     std::string file;
 

@@ -27,9 +27,17 @@ struct SystemSpec {
     int nodes_per_leaf = 32;
     double oversubscription = 1.0;
     bool twisted = false;  // TPU: twisted torus wraparound (Cloud offers it for AxAx2A and Ax2Ax2A shapes)
+    // GPU: GPUs per NVLink domain the job uses: the catalog's (8 on HGX, 72 on NVL72), or fewer where the
+    // scenario says so (e.g. 64: 16 of each NVL72 rack's 18 trays). Groups inside a domain talk over NVLink even
+    // across VMs; beyond it over the NICs.
+    int nvlink_domain_gpus = 0;
 
     int chips_per_slice() const { return chips / slices; }
     int chips_per_host() const { return is_gpu ? node.gpus_per_node : chip.tpu->chips_per_host; }
+    // The NVLink domain in force: never more GPUs than the system has.
+    int domain_gpus() const {
+        return is_gpu ? std::min(chips, nvlink_domain_gpus > 0 ? nvlink_domain_gpus : node.gpus_per_node) : 0;
+    }
     int hosts() const { return is_gpu ? nodes : std::max(1, chips / chip.tpu->chips_per_host); }
 };
 

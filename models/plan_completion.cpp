@@ -71,6 +71,7 @@ PlanSpace restricted_space(const ModelSpec& m, const SystemSpec& sys, const Part
         if (sys.chip.has_fp8() && st.fp8) s.precision.push_back(Precision::fp8);
     }
     if (!f.has(PlanField::recompute)) s.recompute = {p.recompute};
+    if (!f.has(PlanField::tp_comm_overlap)) s.tp_overlap_only_in_domain = false;
     return s;
 }
 

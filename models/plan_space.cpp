@@ -1,5 +1,7 @@
 #include "models/plan_space.hpp"
 
+#include "placement/placement.hpp"
+
 namespace podsim {
 
 namespace {
@@ -40,6 +42,9 @@ size_t for_each_plan(const SystemSpec& sys, const ParallelPlan& base, const Plan
     size_t n = 0;
     ParallelPlan p = base;
     for (int tp : space.tp) {
+        p.tp_comm_overlap = space.tp_overlap_only_in_domain && !inside_one_nvlink_domain(sys, {tp}, 0)
+                                ? TpOverlap::none
+                                : base.tp_comm_overlap;
         std::vector<int> etps = {1};  // expert TP: whole experts, or split like the rest
         if (space.try_expert_tp && tp > 1) etps.push_back(tp);
         for (int cp : space.cp) {

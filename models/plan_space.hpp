@@ -22,6 +22,10 @@ struct PlanSpace {
     int sp_only = -1;    // 0 or 1: sequence parallelism pinned off / on (where tp > 1); -1: as try_sp says
     int dp_only = 0;     // > 0: only splits with this data-parallel degree (a plan that states dp)
     bool zero_with_pipeline = false;  // admit ZeRO-2/3 with pp > 1 (a plan that states both: FSDP2 + pipelining)
+    // GPU: a TP group beyond one NVLink domain gets no TP communication overlap (Transformer Engine's userbuffers
+    // need the group on one NVSwitch fabric); false where the plan states its overlap (taken as stated, and then
+    // rejected by the pricer with the reason if the TP group crosses domains).
+    bool tp_overlap_only_in_domain = true;
     int layers = 0;      // > 0: virtual stages must divide the layers per stage evenly (Megatron-LM's rule)
 };
 

@@ -18,7 +18,7 @@ Scenario scenario_from_json(const Json& j, const std::string& file, const Catalo
     s.model = model_from_json(o.object("model"));
     auto sys = o.object("system");
     sys.only_keys({"accelerator_type", "slices", "twisted", "machine_type", "nodes", "nodes_per_leaf",
-                   "oversubscription"});
+                   "oversubscription", "nvlink_domain_gpus"});
     if (sys.has("accelerator_type")) {
         if (sys.has("machine_type")) sys.fail("machine_type", "give accelerator_type (TPU) or machine_type (GPU), not both");
         const int slices = sys.count("slices", 1, limits::max_slices, 1);
@@ -31,7 +31,8 @@ Scenario scenario_from_json(const Json& j, const std::string& file, const Catalo
             if (!shape_ok) sys.fail("twisted", "a twisted torus needs a 3D AxAx2A or Ax2Ax2A slice");
             s.system.twisted = true;
         }
-        if (sys.has("nodes_per_leaf") || sys.has("oversubscription")) sys.fail("nodes_per_leaf", "only for GPU clusters");
+        for (const char* k : {"nodes_per_leaf", "oversubscription", "nvlink_domain_gpus"})
+            if (sys.has(k)) sys.fail(k, "only for GPU clusters");
     } else if (sys.has("machine_type")) {
         s.system = cat.gpu_system(sys.string("machine_type"), sys.count("nodes", 1, limits::max_chips), file,
                                   sys.at_path("machine_type"));
@@ -39,6 +40,15 @@ Scenario scenario_from_json(const Json& j, const std::string& file, const Catalo
         s.system.nodes_per_leaf = sys.count("nodes_per_leaf", 1, limits::max_chips, s.system.nodes_per_leaf);
         // 1 = full bisection; beyond 1000:1 a fabric is not a fabric.
         s.system.oversubscription = sys.number_in("oversubscription", 1, 1000, s.system.oversubscription);
+        if (sys.has("nvlink_domain_gpus")) {
+            // A job may use part of each NVLink domain (whole VMs of it), never more than the hardware has.
+            const int most = s.system.node.domain_gpus(), per_vm = s.system.node.gpus_per_node;
+            const int d = sys.count("nvlink_domain_gpus", per_vm, most);
+            if (d % per_vm != 0)
+                sys.fail("nvlink_domain_gpus", "expected whole VMs/nodes: a multiple of " + std::to_string(per_vm) +
+                                                   " GPUs, at most " + std::to_string(most) + " (" + s.system.node.id + ")");
+            s.system.nvlink_domain_gpus = d;
+        }
     } else {
         sys.fail("accelerator_type", "missing: expected accelerator_type (e.g. \"v4-2048\") or machine_type + nodes");
     }

@@ -65,6 +65,7 @@ StepPricer::LayoutEntry& StepPricer::layout(const ParallelPlan& p) {
         if (!g.placeable) e.placeable = false, e.why_not.emplace_back(g.why_not, "$.parallel");
     }
     if (!e.placeable) return e;
+    e.tp_in_one_domain = inside_one_nvlink_domain(sys_, lay.sizes, lay.tp);
     e.pp_link = neighbour_link(sys_, lay.sizes, lay.pp);
     e.dpnet = timer_.network(e.dp);
     e.fsdpnet = timer_.network(e.fsdp);
@@ -184,6 +185,12 @@ void StepPricer::price(const ParallelPlan& p, StepCosts& out, bool detail) {
     LayoutEntry& lay = layout(p);
     if (!lay.placeable)
         for (const auto& [why, path] : lay.why_not) fail(Reject::placement, why, path);
+    if (lay.placeable && p.tp_comm_overlap != TpOverlap::none && !lay.tp_in_one_domain)
+        fail(Reject::placement,
+             "TP communication overlap needs the TP group inside one NVLink domain (Transformer Engine userbuffers): "
+             "this TP group of " + std::to_string(p.tp) + " crosses the " + std::to_string(sys_.domain_gpus()) +
+                 "-GPU NVLink domains of " + sys_.node.id + " over the NICs; set parallel.tp_comm_overlap to \"none\"",
+             "$.parallel.tp_comm_overlap");
     if (!out.structural_ok()) return;  // split, placement and size rules: nothing below is well defined
 
     const int P = p.pp, v = p.vpp, nchunks = P * v;

@@ -92,14 +92,18 @@ long long product(const std::vector<int>& v, size_t end) {
 }
 
 NetLevel nvlink_level(const SystemSpec& sys, int n) {
-    return {n, sys.chip.nvlink_bytes_per_s * sys.chip.eff.collective_bw_fraction, sys.chip.nvlink_latency_s, n - 1,
-            "NVLink", LevelKind::nvlink};
+    NetLevel l{n, sys.chip.nvlink_bytes_per_s * sys.chip.eff.collective_bw_fraction, sys.chip.nvlink_latency_s, n - 1,
+               "NVLink", LevelKind::nvlink};
+    if (sys.node.nvlink_sharp) l.reduce_bytes_per_s = sys.chip.nvlink_bytes_per_s * sys.node.nvls_bw_fraction;
+    return l;
 }
 
 NetLevel nic_level(const SystemSpec& sys, int n) {
     // Each member of the group in a node drives its own NIC share (rail); the outer ring carries 1/per_node of the data.
-    return {n, sys.node.nic_bytes_per_s_per_gpu() * sys.node.network_efficiency, sys.node.network_latency_s, n - 1,
-            sys.node.network, LevelKind::scale_out};
+    NetLevel l{n, sys.node.nic_bytes_per_s_per_gpu() * sys.node.network_efficiency, sys.node.network_latency_s, n - 1,
+               sys.node.network, LevelKind::scale_out};
+    if (sys.node.network_sharp) l.reduce_bytes_per_s = sys.node.nic_bytes_per_s_per_gpu() * sys.node.sharp_bw_fraction;
+    return l;
 }
 
 struct AxisUse {
@@ -154,23 +158,44 @@ TpuPlacement place_tpu(const SystemSpec& sys, const std::vector<int>& sizes) {
     return p;
 }
 
-// GPUs fill nodes in rank order: members of group `which` that share a node (its stride below the node size).
-int gpu_members_per_node(const SystemSpec& sys, const std::vector<int>& sizes, size_t which) {
+// GPUs fill nodes, and nodes NVLink domains, in rank order. The members of group `which` that share a domain:
+// the largest divisor m of the group's size whose block of ranks (stride x m) tiles the domain evenly, so that every
+// domain holds the same number of members (a group that straddles domains unevenly keeps only the aligned part on
+// NVLink; the rest goes over the NICs, as a hierarchical collective needs equal parts).
+int gpu_members_per_domain(const SystemSpec& sys, const std::vector<int>& sizes, size_t which) {
     const long long stride = product(sizes, which);
-    const int G = sys.node.gpus_per_node;
-    return stride >= G ? 1 : static_cast<int>(std::min<long long>(sizes.at(which), G / stride));
+    const long long D = sys.domain_gpus();
+    const int n = sizes.at(which);
+    if (stride >= D) return 1;
+    int best = 1;
+    for (int m = 2; m <= n; ++m)
+        if (n % m == 0 && D % (stride * m) == 0) best = m;
+    return best;
+}
+
+// Whether the members of group `which` inside one domain sit on more than one VM/node (NVLink across VMs: an
+// NVL72 rack of 4-GPU trays).
+bool domain_part_spans_nodes(const SystemSpec& sys, const std::vector<int>& sizes, size_t which, int per_domain) {
+    return product(sizes, which) * per_domain > sys.node.gpus_per_node;
 }
 
 }  // namespace
+
+bool inside_one_nvlink_domain(const SystemSpec& sys, const std::vector<int>& sizes, size_t which) {
+    return !sys.is_gpu || gpu_members_per_domain(sys, sizes, which) == sizes.at(which);
+}
 
 GroupShape group_shape(const SystemSpec& sys, const std::vector<int>& sizes, size_t which) {
     GroupShape s;
     const int n = sizes.at(which);
     if (n <= 1) return s;
     if (sys.is_gpu) {
-        const int per_node = gpu_members_per_node(sys, sizes, which);
-        if (per_node > 1) s.dims.push_back({per_node, false, false, true, false});
-        if (n / per_node > 1) s.dims.push_back({n / per_node, false, false, false, false});
+        const int per_domain = gpu_members_per_domain(sys, sizes, which);
+        // The graph's links run at the ring's rates (network_graph.cpp); in-network reductions at their own.
+        const NetLevel nv = nvlink_level(sys, per_domain), nic = nic_level(sys, n / per_domain);
+        auto scale = [](const NetLevel& l) { return l.reduce_bytes_per_s > 0 ? l.bytes_per_s / l.reduce_bytes_per_s : 0.0; };
+        if (per_domain > 1) s.dims.push_back({per_domain, false, false, true, false, scale(nv)});
+        if (n / per_domain > 1) s.dims.push_back({n / per_domain, false, false, false, false, scale(nic)});
         return s;
     }
     auto p = place_tpu(sys, sizes);
@@ -200,9 +225,15 @@ GroupNetwork place_group(const SystemSpec& sys, const std::vector<int>& sizes, s
     const int n = sizes.at(which);
     if (n <= 1) return gn;
     if (sys.is_gpu) {
-        const int per_node = gpu_members_per_node(sys, sizes, which);
-        const int across = (n + per_node - 1) / per_node;
-        if (per_node > 1) gn.levels.push_back(nvlink_level(sys, per_node));
+        const int per_domain = gpu_members_per_domain(sys, sizes, which);
+        const int across = n / per_domain;
+        if (per_domain > 1) {
+            NetLevel l = nvlink_level(sys, per_domain);
+            if (domain_part_spans_nodes(sys, sizes, which, per_domain))
+                l.name = "NVLink across " + std::string(sys.node.provider == "gcp" ? "VMs" : "nodes") + " (domain of " +
+                         std::to_string(sys.domain_gpus()) + ")";
+            gn.levels.push_back(l);
+        }
         if (across > 1) gn.levels.push_back(nic_level(sys, across));
         return gn;
     }

@@ -38,6 +38,9 @@ struct NetLevel {
     LevelKind kind = LevelKind::generic;
     int axes = 0;          // ICI: torus axes the level spans (more than one: a multi-ring)
     int wrapped_axes = 0;  // ICI: of them, whole axes that close into a ring (the rest are lines)
+    // In-network reduction at this level (NVLS on an NVSwitch domain, SHARP on the scale-out switches): an
+    // all-reduce's algorithm bandwidth per rank; 0: the level has none.
+    double reduce_bytes_per_s = 0;
 };
 
 struct GroupNetwork {
@@ -52,6 +55,10 @@ struct GroupNetwork {
 // GPUs fill nodes in rank order; TPU groups take whole torus axes in order, spilling outermost into DCN slices.
 GroupNetwork place_group(const SystemSpec& sys, const std::vector<int>& sizes_inner_to_outer, size_t which);
 
+// GPU: whether every member of group `which` sits in one NVLink domain (always true on TPU, which has none).
+// Transformer Engine's TP communication overlap (userbuffers over CUDA IPC) works only there.
+bool inside_one_nvlink_domain(const SystemSpec& sys, const std::vector<int>& sizes_inner_to_outer, size_t which);
+
 // The shape of a group for lowering collectives to flows: its member index is mixed-radix over `dims` (inner first).
 // GPU: [members per node (NVLink), nodes (NICs)]; TPU: one dim per torus axis it spans, then DCN slices.
 struct GroupDim {
@@ -60,6 +67,9 @@ struct GroupDim {
     bool dcn = false;            // crosses slices over the data-center network
     bool intra_node = false;     // GPU: inside one NVLink domain
     bool ici = false;            // TPU: a torus axis (rings on all axes at once: multi-ring)
+    // In-network reduction on this dim: the link rate the graph gives it over the reduction's achieved rate, so
+    // that flows sized by it load the links as the reduction does (0: none).
+    double reduce_flow_scale = 0;
 };
 struct GroupShape {
     std::vector<GroupDim> dims;  // product of lengths = group size

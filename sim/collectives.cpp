@@ -27,6 +27,9 @@ const char* to_string(Algorithm a) {
         case Algorithm::all_to_all: return "all-to-all";
         case Algorithm::pairwise: return "pairwise";
         case Algorithm::p2p: return "p2p";
+        case Algorithm::nvls: return "nvls";
+        case Algorithm::nvls_tree: return "nvls-tree";
+        case Algorithm::collnet: return "collnet";
     }
     return "?";
 }
@@ -80,6 +83,19 @@ const std::vector<ChoiceDoc>& algorithm_docs() {
              {{"bytes", "all of one rank's outgoing data, B"}}},
             {to_string(Algorithm::p2p), "one message to the neighbouring rank: bytes / bytes_per_s + latency_s",
              {{"bytes", "the message, B"}, {"link", "the outermost level the pair spans (on ICI one link)"}}},
+            {to_string(Algorithm::nvls),
+             "all-reduce inside one NVSwitch domain reduced in the switch (NVLink SHARP, NVSwitch gen 3+): each GPU "
+             "sends its buffer to the switch once and receives the reduced result by multicast, (n+1)/n x bytes / "
+             "reduce_bytes_per_s + 2 latency_s; taken when faster than ring and tree (large messages)",
+             {bytes, {"reduce_bytes_per_s", "system catalog: NVLink per GPU x nvls_bw_fraction"}}},
+            {to_string(Algorithm::nvls_tree),
+             "all-reduce across NVLink domains: NVLS inside each domain on the whole buffer, the domains' share "
+             "all-reduced between them by ring or tree (NCCL's NVLSTree)",
+             {bytes, levels}},
+            {to_string(Algorithm::collnet),
+             "all-reduce whose scale-out level is reduced in the network switches (InfiniBand SHARP): each rank sends "
+             "its share up once and receives the result once, share / reduce_bytes_per_s",
+             {bytes, {"reduce_bytes_per_s", "system catalog: NIC share per GPU x sharp_bw_fraction"}}},
         };
     }();
     return docs;
@@ -124,6 +140,30 @@ Algorithm ring_algorithm(const GroupNetwork& net) {
     return Algorithm::ring;
 }
 
+// Hierarchical all-reduce with in-network reduction where a level has it: level l works on the share left after
+// the inner levels; a level with a reduction unit sends that share up once and gets the result back once,
+// (n+1)/n x share / reduce_bytes_per_s (the switch reduces; NVLS adds the GPU's own chunk); a level without runs
+// a ring reduce-scatter + all-gather on it (the flow lowering follows the same split). Algorithm::none
+// when no level reduces in the network.
+CollectiveCost in_network_all_reduce(double bytes, const GroupNetwork& net) {
+    double t = 0, share = bytes;
+    bool nvls = false, collnet = false;
+    for (size_t i = 0; i < net.levels.size(); ++i) {
+        const auto& l = net.levels[i];
+        if (l.size <= 1) continue;
+        double level_s = 2 * ((l.size - 1.0) / l.size * share / l.bytes_per_s + l.steps * l.latency_s);
+        if (l.reduce_bytes_per_s > 0) {
+            level_s = (l.size + 1.0) / l.size * share / l.reduce_bytes_per_s + 2 * l.latency_s;
+            (l.kind == LevelKind::nvlink ? nvls : collnet) = true;
+        }
+        t += level_s;
+        share /= l.size;
+    }
+    if (collnet) return priced(t, Algorithm::collnet);
+    if (nvls) return priced(t, net.levels.size() > 1 ? Algorithm::nvls_tree : Algorithm::nvls);
+    return priced(t, Algorithm::none);
+}
+
 }  // namespace
 
 CollectiveCost collective_cost(Collective c, double bytes, const GroupNetwork& net) {
@@ -140,12 +180,16 @@ CollectiveCost collective_cost(Collective c, double bytes, const GroupNetwork& n
         case Collective::all_gather: return pass;
         case Collective::all_reduce: {
             // Ring: reduce-scatter + all-gather. Tree for small messages: a binary tree reduce then broadcast over
-            // each level, 2 ceil(log2 n) steps of the whole buffer (not pipelined). Take the faster.
-            const double ring = 2 * pass.time_s;
+            // each level, 2 ceil(log2 n) steps of the whole buffer (not pipelined). In-network reduction where a
+            // level has it (NVLS, SHARP). Take the fastest, as NCCL's tuner does by the same bandwidths.
+            CollectiveCost best = priced(2 * pass.time_s, pass.kind);
             double tree = 0;
             for (const auto& l : net.levels)
                 tree += 2 * std::ceil(std::log2(std::max(2, l.size))) * (l.latency_s + bytes / l.bytes_per_s);
-            return ring <= tree ? priced(ring, pass.kind) : priced(tree, Algorithm::tree);
+            if (tree < best.time_s) best = priced(tree, Algorithm::tree);
+            const CollectiveCost in_net = in_network_all_reduce(bytes, net);
+            if (in_net.kind != Algorithm::none && in_net.time_s < best.time_s) best = in_net;
+            return best;
         }
         case Collective::all_to_all: {
             // Each member sends bytes/n to every other member. Level l carries what leaves the members inside it:

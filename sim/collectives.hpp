@@ -25,6 +25,9 @@ enum class Algorithm {
     all_to_all,          // the closed form's all-to-all: all levels at once, the slowest sets the time
     pairwise,            // all-to-all lowered to flows: n - 1 shifted exchanges
     p2p,                 // one send/receive between neighbours
+    nvls,                // all-reduce reduced in the NVSwitch (NVLink SHARP), one NVLink domain
+    nvls_tree,           // NVLS inside each domain, a ring or tree between domains (NCCL's NVLSTree)
+    collnet,             // the scale-out level reduced in the network switches (InfiniBand SHARP; NCCL CollNet)
 };
 const char* to_string(Algorithm a);
 std::optional<Algorithm> algorithm_from_string(std::string_view name);

@@ -42,6 +42,27 @@ void ring_pass(FlowLane& lane, const std::vector<uint32_t>& members, const Group
     }
 }
 
+// An in-network reduction's half (the reduce, or the multicast back) along dim k: every member of a line sends to
+// every other, sized so that each GPU's link carries (n+1)/(2n) x share, scaled from the reduction's rate to the
+// rate the graph gives the link. The switch does the arithmetic; the graph sees only the bytes on the links.
+void in_network_half(FlowLane& lane, const std::vector<uint32_t>& members, const GroupShape& s, size_t k,
+                     double share) {
+    const int len = s.dims[k].length;
+    if (len <= 1) return;
+    const double per_peer = share * (len + 1.0) / len / 2 * s.dims[k].reduce_flow_scale / (len - 1);
+    FlowPhase ph;
+    const int n = static_cast<int>(members.size());
+    for (int m = 0; m < n; ++m) {
+        auto d = digits(m, s);
+        for (int o = 1; o < len; ++o) {
+            auto peer = d;
+            peer[k] = (d[k] + o) % len;
+            ph.flows.push_back({members[m], members[index_of(peer, s)], per_peer});
+        }
+    }
+    lane.phases.push_back(std::move(ph));
+}
+
 }  // namespace
 
 void merge_into(LoweredCollective& a, LoweredCollective&& b) {
@@ -86,6 +107,27 @@ LoweredCollective lower_collective(Collective c, double bytes, const std::vector
             FlowPhase down;
             for (const auto& f : it->flows) down.flows.push_back({f.dst, f.src, f.bytes});
             lane.phases.push_back(std::move(down));
+        }
+        lc.lanes.push_back(std::move(lane));
+        return lc;
+    }
+    const bool in_network = algorithm == Algorithm::nvls || algorithm == Algorithm::nvls_tree ||
+                            algorithm == Algorithm::collnet;
+    if (c == Collective::all_reduce && in_network) {
+        // As the closed form (in_network_all_reduce): inner levels first; a level with a reduction unit reduces
+        // (then, on the way back, multicasts) its share in the switch, the others run ring passes.
+        lc.algorithm = algorithm;
+        FlowLane lane;
+        double share = bytes;
+        for (size_t k = 0; k < s.dims.size(); ++k) {
+            if (s.dims[k].reduce_flow_scale > 0) in_network_half(lane, members, s, k, share);
+            else ring_pass(lane, members, s, k, share);
+            share /= s.dims[k].length;
+        }
+        for (size_t k = s.dims.size(); k-- > 0;) {
+            share *= s.dims[k].length;
+            if (s.dims[k].reduce_flow_scale > 0) in_network_half(lane, members, s, k, share);
+            else ring_pass(lane, members, s, k, share);
         }
         lc.lanes.push_back(std::move(lane));
         return lc;
