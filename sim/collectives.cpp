@@ -140,28 +140,30 @@ Algorithm ring_algorithm(const GroupNetwork& net) {
     return Algorithm::ring;
 }
 
-// Hierarchical all-reduce with in-network reduction where a level has it: level l works on the share left after
-// the inner levels; a level with a reduction unit sends that share up once and gets the result back once,
-// (n+1)/n x share / reduce_bytes_per_s (the switch reduces; NVLS adds the GPU's own chunk); a level without runs
-// a ring reduce-scatter + all-gather on it (the flow lowering follows the same split). Algorithm::none
-// when no level reduces in the network.
+// All-reduce with in-network reduction where a level has it, pipelined across levels as NCCL's NVLSTree and
+// CollNet are (chunks flow through the levels at once, so the slowest level sets the rate): level l works on the
+// share left after the inner levels; a level with a reduction unit sends that share up once and gets the result
+// back once, (n+1)/n x share / reduce_bytes_per_s (the switch reduces; NVLS adds the GPU's own chunk); a level
+// without runs a ring reduce-scatter + all-gather on it (the flow lowering follows the same split, one lane per
+// level). Latencies add. Algorithm::none when no level reduces in the network.
 CollectiveCost in_network_all_reduce(double bytes, const GroupNetwork& net) {
-    double t = 0, share = bytes;
+    double slowest = 0, lat = 0, share = bytes;
     bool nvls = false, collnet = false;
-    for (size_t i = 0; i < net.levels.size(); ++i) {
-        const auto& l = net.levels[i];
+    for (const auto& l : net.levels) {
         if (l.size <= 1) continue;
-        double level_s = 2 * ((l.size - 1.0) / l.size * share / l.bytes_per_s + l.steps * l.latency_s);
         if (l.reduce_bytes_per_s > 0) {
-            level_s = (l.size + 1.0) / l.size * share / l.reduce_bytes_per_s + 2 * l.latency_s;
+            slowest = std::max(slowest, (l.size + 1.0) / l.size * share / l.reduce_bytes_per_s);
+            lat += 2 * l.latency_s;
             (l.kind == LevelKind::nvlink ? nvls : collnet) = true;
+        } else {
+            slowest = std::max(slowest, 2 * (l.size - 1.0) / l.size * share / l.bytes_per_s);
+            lat += 2 * l.steps * l.latency_s;
         }
-        t += level_s;
         share /= l.size;
     }
-    if (collnet) return priced(t, Algorithm::collnet);
-    if (nvls) return priced(t, net.levels.size() > 1 ? Algorithm::nvls_tree : Algorithm::nvls);
-    return priced(t, Algorithm::none);
+    if (collnet) return priced(slowest + lat, Algorithm::collnet);
+    if (nvls) return priced(slowest + lat, net.levels.size() > 1 ? Algorithm::nvls_tree : Algorithm::nvls);
+    return priced(0.0, Algorithm::none);
 }
 
 }  // namespace

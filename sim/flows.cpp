@@ -114,22 +114,20 @@ LoweredCollective lower_collective(Collective c, double bytes, const std::vector
     const bool in_network = algorithm == Algorithm::nvls || algorithm == Algorithm::nvls_tree ||
                             algorithm == Algorithm::collnet;
     if (c == Collective::all_reduce && in_network) {
-        // As the closed form (in_network_all_reduce): inner levels first; a level with a reduction unit reduces
-        // (then, on the way back, multicasts) its share in the switch, the others run ring passes.
+        // As the closed form (in_network_all_reduce): one lane per level, all at once (the levels pipelined);
+        // a level with a reduction unit reduces, then multicasts, its share in the switch; the others run a ring
+        // reduce-scatter and all-gather on theirs.
         lc.algorithm = algorithm;
-        FlowLane lane;
         double share = bytes;
         for (size_t k = 0; k < s.dims.size(); ++k) {
-            if (s.dims[k].reduce_flow_scale > 0) in_network_half(lane, members, s, k, share);
-            else ring_pass(lane, members, s, k, share);
+            FlowLane lane;
+            for (int half = 0; half < 2; ++half) {
+                if (s.dims[k].reduce_flow_scale > 0) in_network_half(lane, members, s, k, share);
+                else ring_pass(lane, members, s, k, share);
+            }
+            lc.lanes.push_back(std::move(lane));
             share /= s.dims[k].length;
         }
-        for (size_t k = s.dims.size(); k-- > 0;) {
-            share *= s.dims[k].length;
-            if (s.dims[k].reduce_flow_scale > 0) in_network_half(lane, members, s, k, share);
-            else ring_pass(lane, members, s, k, share);
-        }
-        lc.lanes.push_back(std::move(lane));
         return lc;
     }
     if (algorithm == Algorithm::flat_ring && s.dims.size() == 2 && s.dims[0].intra_node) {
