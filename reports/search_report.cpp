@@ -75,6 +75,14 @@ std::string search_text(const Scenario& s, const SearchResult& r, int top) {
             o += fmt::format("      SimGrid (links shared by every group instance): {:.3f} s ({:+.1f}% vs analytical)\n",
                              *p.simgrid_step_s, 100 * (*p.simgrid_step_s / t - 1));
     }
+    if (n > 0 && !r.ranked.front().step.networks.empty()) {
+        // Where the best plan's parallel groups sit (NVLink inside a node or across VMs of one NVLink domain, the
+        // NICs, ICI, DCN): the placement its time was priced on.
+        std::string where;
+        for (const auto& u : r.ranked.front().step.networks)
+            where += fmt::format("{}{} {} over {} ({})", where.empty() ? "" : "; ", u.group, u.size, u.path, u.algorithm);
+        o += fmt::format("  #1's groups: {}\n", where);
+    }
     o += "  (step, MFU, breakdown and memory from the event engine; days and $ to train the token budget at the\n"
          "   chosen price, failures and restarts included; MFU convention: " + std::string(kMfuConvention) + ")\n";
     if (!r.pareto.empty()) {
@@ -107,7 +115,12 @@ nlohmann::json ranked_plan_json(const RankedPlan& p, PriceOption price) {
     j["plan"] = {{"dp", pl.dp}, {"tp", pl.tp}, {"pp", pl.pp}, {"vpp", pl.vpp}, {"cp", pl.cp}, {"sp", pl.sp},
                  {"zero", pl.zero}, {"ep", pl.ep}, {"etp", pl.expert_tp()}, {"micro_batch", pl.micro_batch},
                  {"schedule", to_string(pl.schedule)},
-                 {"recompute", to_string(pl.recompute)}, {"precision", to_string(pl.precision)}};
+                 {"recompute", to_string(pl.recompute)}, {"precision", to_string(pl.precision)},
+                 {"tp_comm_overlap", to_string(pl.tp_comm_overlap)}};
+    // Where each parallel group sits and the collective algorithm it was priced with.
+    j["networks"] = nlohmann::json::array();
+    for (const auto& u : p.step.networks)
+        j["networks"].push_back({{"group", u.group}, {"size", u.size}, {"path", u.path}, {"algorithm", u.algorithm}});
     const auto& b = p.step.breakdown;
     j["step_time_s"] = p.step.step_time_s;
     j["screened_step_time_s"] = p.screened.step_time_s;
