@@ -20,6 +20,7 @@
 #include "models/plan_space.hpp"
 #include "planner/search.hpp"
 #include "sim/network_backend.hpp"
+#include "sim/nccl_reference.hpp"
 
 using namespace podsim;
 
@@ -148,19 +149,18 @@ int main() {
                     label, sys.chips, wall, timer.simulations(), sr.step_time_s,
                     simulate_step(m, sys, p, StepOptions{}).step_time_s, self.ru_maxrss / 1024.0, kids.ru_maxrss / 1024.0);
     };
-    // 4. Predicted NCCL all-reduce bus bandwidth (busbw = 2 (n-1)/n x bytes / time, nccl-tests' definition) for
-    //    8 GB on 8 x H100 in one DGX and on 16 over two, analytical and SimGrid, against published nccl-tests runs.
-    for (int nodes : {1, 2}) {
-        const SystemSpec sys = cat.gpu_system("dgx-h100", nodes, "bench", "$");
-        const std::vector<int> sizes{8 * nodes};
-        const GroupRef g{sizes, 0, GroupRef::Part::all};
-        const double bytes = 8e9, n = 8.0 * nodes;
-        for (NetworkBackend b : {NetworkBackend::analytical, NetworkBackend::simgrid}) {
-            CollectiveTimer timer(sys, b);
-            const auto c = timer.cost(Collective::all_reduce, bytes, g);
-            std::printf("nccl all-reduce 8 GB on %d x H100 (%d node%s), %s: %s, busbw %.0f GB/s\n", 8 * nodes, nodes,
-                        nodes > 1 ? "s" : "", to_string(b), c.algorithm, 2 * (n - 1) / n * bytes / c.time_s / 1e9);
-        }
+    // 4. Predicted NCCL bus bandwidth against every published nccl-tests result in the catalog
+    //    (hardware/catalog/collectives/nccl_tests.json): the same collective, buffer and GPUs, closed form and
+    //    SimGrid, with the algorithm podsim chose (NCCL's by its own tuner) and the error.
+    for (const auto& ref : load_nccl_references(default_nccl_reference_file(), cat)) {
+        const NcclCheck a = check_nccl(ref, cat, NetworkBackend::analytical);
+        const NcclCheck sg = check_nccl(ref, cat, NetworkBackend::simgrid);
+        std::printf("nccl %s %.3g GB on %d GPUs (%s x %d): published busbw %.0f GB/s%s; predicted %s %.0f GB/s "
+                    "(%+.1f%%), SimGrid %.0f GB/s (%+.1f%%)\n",
+                    ref.collective.c_str(), ref.bytes / 1e9, ref.gpus, ref.system.c_str(), ref.nodes,
+                    ref.busbw_bytes_per_s / 1e9, ref.algorithm.empty() ? "" : (" (" + ref.algorithm + ")").c_str(),
+                    a.predicted_algorithm.c_str(), a.predicted_busbw_bytes_per_s / 1e9, 100 * a.error(),
+                    sg.predicted_busbw_bytes_per_s / 1e9, 100 * sg.error());
     }
     simgrid_step("Megatron 1T on 3072 A100", s.model, s.system, s.plan);
     for (const auto& run : load_published_runs(std::string(PODSIM_SHARED_DIR) + "/validation/published_runs.json", cat))
