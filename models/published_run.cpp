@@ -145,17 +145,16 @@ PublishedRun read_run(const JsonObject& o, const Catalog& cat, const std::vector
                         "simulated on TPU slices or GPU nodes)");
     if (chip->kind == ChipKind::gpu) {
         const std::string node_text = hw.opt_string("node").value_or("");
-        std::string node = chip->id.find("h100") != std::string::npos ? "dgx-h100" : "dgx-a100";
-        if (chip->id.find("h800") != std::string::npos) node = "h800-cluster";
-        if (has(node_text, "a3")) node = "a3-megagpu-8g";
-        const NodeSpec* n = cat.find_node(node);
-        if (!n || n->chip != chip->id) {  // a GPU none of the named nodes carries: the catalog's node that has it
-            n = nullptr;
+        // The machine: the catalog's node when the record names one exactly (id or alias); else the on-premise node
+        // that carries the chip (vendors publish on their reference systems), else the first cloud VM that does.
+        // Nothing is read from the words of a description.
+        const NodeSpec* n = cat.find_node(node_text);
+        if (n && n->chip != chip->id) n = nullptr;
+        for (int pass = 0; pass < 2 && !n; ++pass)
             for (const auto& cand : cat.nodes())
-                if (cand.chip == chip->id && !n) n = &cand;
-            if (!n) hw.fail("chip", "no GPU node in the catalog carries \"" + chip_name + "\"");
-            node = n->id;
-        }
+                if (!n && cand.chip == chip->id && (pass == 1 || cand.provider == "onprem")) n = &cand;
+        if (!n) hw.fail("chip", "no GPU node in the catalog carries \"" + chip_name + "\"");
+        const std::string node = n->id;
         if (count % n->gpus_per_node != 0) hw.fail("count", "expected whole nodes of " + std::to_string(n->gpus_per_node));
         r.system = cat.gpu_system(node, count / n->gpus_per_node, o.file(), hw.at_path("node"));
         r.assumptions.push_back("node " + node + " (" + node_text + ")");
