@@ -27,6 +27,7 @@ int cmd_search(const Args& args);
 int cmd_sweep(const Args& args);
 int cmd_report(const Args& args);
 int cmd_list(const Args& args);
+int cmd_catalog(const Args& args);
 
 // Shared by the commands: "--format text|json", "--out FILE".
 struct CommonFlags {

@@ -27,6 +27,7 @@ commands:
   check CLAIM.json        is a claimed outcome (parameters, days, utilization, tokens) physically plausible?
   list [SECTION]          the collective algorithms, network level kinds, topologies, pipeline schedules,
                           GEMM precisions and fp8 scaling recipes
+  catalog [SECTION]       the chips, systems, prices and frameworks the catalog holds, with sources
   help [command]          show help for a command
 
 Each command accepts --help. Exit status: 0 success, 1 bad input, 2 usage error, 3 infeasible plan.
@@ -186,6 +187,19 @@ utilization against the highest hardware FLOPs utilization of any plan (beyond p
 published-run error counts as implausible), the tokens the fastest plan trains in the claimed days,
 and the MFU that claimed tokens and days imply.
 )"},
+    {"catalog", R"(usage: podsim catalog [chips|systems|prices|frameworks] [--format json] [--out FILE]
+
+Lists what the catalog (hardware/catalog/) holds, with the key figures and where each came from:
+  chips       per-precision dense peaks (bf16, fp8, int8, fp4; '-' where the chip has none), HBM,
+              power, names it is found by
+  systems     GPU VMs and nodes (GPUs, NVLink domain, NVLS and SHARP, NICs, network, fabric) and
+              TPU slice families (largest slice, chips per host, DCN)
+  prices      per SKU and region: on-demand, spot, 1- and 3-year commitments, DWS flex-start; a
+              price, "unknown" (offered, not published) or "not offered"; date
+  frameworks  the software stacks a scenario's training.framework names
+With --format json: {schema_version, chips, systems, prices, frameworks}; keys carry their units
+(peak_bf16_flops_per_s, hbm_bytes, on_demand_usd, ...); null where a figure is not known.
+)"},
     {"list", R"(usage: podsim list [algorithms|levels|topologies|schedules|precisions|fp8_recipes|stacks]
                    [--format text|json] [--out FILE]
 
@@ -241,6 +255,7 @@ int main(int argc, char** argv) {
         if (cmd == "sweep") return podsim::cmd_sweep(args);
         if (cmd == "report") return podsim::cmd_report(args);
         if (cmd == "list") return podsim::cmd_list(args);
+        if (cmd == "catalog") return podsim::cmd_catalog(args);
     } catch (const podsim::InputError& e) {
         std::cerr << "podsim: error: " << e.what() << "\n";
         return 1;

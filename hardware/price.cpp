@@ -39,20 +39,29 @@ std::vector<PriceEntry> prices_from_json(const JsonObject& o) {
     for (size_t i = 0; i < arr.size(); ++i) {
         JsonObject e(arr[i], o.file(), o.path() + ".entries[" + std::to_string(i) + "]");
         e.only_keys({"sku", "unit", "region", "on_demand_usd", "spot_usd", "commit_1y_usd", "commit_3y_usd", "source",
-                     "source_date", "notes"});
+                     "source_date", "notes", "dws_flex_start_usd", "dws_calendar_usd"});
         PriceEntry p;
         p.sku = e.string("sku");
         p.unit = e.one_of("unit", {"chip_hour", "vm_hour"});
         p.region = e.string("region");
-        auto price = [&](const char* k) -> std::optional<double> {
+        // A price > 0, null (offered, price not known) or the string "not offered".
+        auto price = [&](const char* k, bool& not_offered) -> std::optional<double> {
+            if (e.has(k) && e.raw().at(k).is_string()) {
+                if (e.raw().at(k).get<std::string>() != "not offered")
+                    e.fail(k, "expected a price > 0, null (not known) or \"not offered\"");
+                not_offered = true;
+                return std::nullopt;
+            }
             auto v = e.opt_number(k);
-            if (v && *v <= 0) e.fail(k, "expected a price > 0 or null");
+            if (v && *v <= 0) e.fail(k, "expected a price > 0, null (not known) or \"not offered\"");
             return v;
         };
-        p.on_demand_usd = price("on_demand_usd");
-        p.spot_usd = price("spot_usd");
-        p.commit_1y_usd = price("commit_1y_usd");
-        p.commit_3y_usd = price("commit_3y_usd");
+        p.on_demand_usd = price("on_demand_usd", p.not_offered[0]);
+        p.spot_usd = price("spot_usd", p.not_offered[1]);
+        p.commit_1y_usd = price("commit_1y_usd", p.not_offered[2]);
+        p.commit_3y_usd = price("commit_3y_usd", p.not_offered[3]);
+        p.dws_flex_start_usd = price("dws_flex_start_usd", p.dws_flex_start_not_offered);
+        p.dws_calendar_usd = price("dws_calendar_usd", p.dws_calendar_not_offered);
         p.source = e.string("source");
         p.source_date = e.string("source_date");
         if (p.source.empty()) e.fail("source", "expected a citation");

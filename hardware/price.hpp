@@ -21,10 +21,17 @@ struct PriceEntry {
     std::string unit;    // "chip_hour" or "vm_hour"
     std::string region;
     std::optional<double> on_demand_usd, spot_usd, commit_1y_usd, commit_3y_usd;
+    // An option the seller does not offer for this SKU and region ("not offered" in the file), as opposed to a
+    // price that is offered but not known (null): indexed by PriceOption.
+    bool not_offered[4] = {false, false, false, false};
+    // Dynamic Workload Scheduler (Cloud's flex-start and calendar modes), where published; per unit-hour.
+    std::optional<double> dws_flex_start_usd, dws_calendar_usd;
+    bool dws_flex_start_not_offered = false, dws_calendar_not_offered = false;
     std::string source;
     std::string source_date;
 
     std::optional<double> usd(PriceOption p) const;
+    bool offered(PriceOption p) const { return !not_offered[static_cast<int>(p)]; }
 };
 
 std::vector<PriceEntry> prices_from_json(const JsonObject& o);

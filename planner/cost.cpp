@@ -75,6 +75,7 @@ CostReport cost_report(const ModelSpec& m, const SystemSpec& sys, const StepResu
     for (PriceOption o : kAllPriceOptions) {
         OptionCost oc;
         oc.option = o;
+        oc.offered = p->offered(o);
         if (auto u = p->usd(o)) {
             oc.usd_per_hour = *u * units;
             oc.usd_per_million_tokens = *oc.usd_per_hour / (wall_tokens_per_s * 3600) * 1e6;

@@ -14,6 +14,7 @@ namespace podsim {
 struct OptionCost {
     PriceOption option;
     std::optional<double> usd_per_hour;   // whole system
+    bool offered = true;                  // false: the seller does not offer this option (not a missing price)
     std::optional<double> usd_total;      // for the token budget, no failures
     std::optional<double> usd_per_million_tokens;  // over wall time, evaluation passes included
     std::optional<double> usd_total_with_failures;  // at this option's goodput (spot adds preemptions)

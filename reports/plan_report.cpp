@@ -104,7 +104,7 @@ std::string plan_text(const Scenario& s, const StepResult& r, const CostReport& 
                                    c.price_region, c.price_date, c.price_source));
         for (const auto& oc : c.options) {
             if (!oc.usd_per_hour) {
-                line(std::string("  ") + to_string(oc.option), "no price in catalog");
+                line(std::string("  ") + to_string(oc.option), oc.offered ? "no price in catalog" : "not offered");
                 continue;
             }
             std::string v = fmt::format("{}/h, {:.2f} $/M tokens", money(*oc.usd_per_hour), *oc.usd_per_million_tokens);
@@ -208,6 +208,7 @@ Json plan_json(const Scenario& s, const StepResult& r, const CostReport& c) {
             x["usd_per_million_tokens"] = oc.usd_per_million_tokens ? Json(*oc.usd_per_million_tokens) : Json(nullptr);
             x["usd_total_with_failures"] = oc.usd_total_with_failures ? Json(*oc.usd_total_with_failures) : Json(nullptr);
             x["effective_time_s"] = oc.effective_time_s;
+            x["offered"] = oc.offered;
             opts[to_string(oc.option)] = x;
         }
         cost["options"] = opts;
