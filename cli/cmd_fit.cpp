@@ -41,7 +41,7 @@ int cmd_fit(const Args& args) {
         throw UsageError("fit: expected RUNS.json... --chip ID --precision 16bit|fp8 [--out PROFILE.json]");
     const Catalog cat = Catalog::load(default_catalog_dir());
     const ChipSpec* c = cat.find_chip(chip);
-    if (!c) throw UsageError("fit: unknown chip \"" + chip + "\"");
+    if (!c) throw UsageError("fit: unknown chip \"" + chip + "\"" + cat.chip_hint(chip));
     // The precisions measured in the class: fp16/bf16 or fp8. int8 and fp4 runs are priced in a class (plan.hpp,
     // efficiency_class) but would fit their own recipe's costs into it, so they stay out.
     auto in_class = [&](Precision p) {

@@ -1,5 +1,6 @@
 #include "hardware/catalog.hpp"
 #include "hardware/limits.hpp"
+#include "hardware/names.hpp"
 
 #include <algorithm>
 #include <cstdlib>
@@ -27,13 +28,42 @@ std::vector<std::string> json_files(const std::string& dir) {
 
 template <typename T>
 const T* find_named(const std::vector<T>& items, const std::string& name) {
-    const std::string key = lower(name);
+    const std::string key = normal_name(name);
+    if (key.empty()) return nullptr;
     for (const auto& it : items) {
-        if (lower(it.id) == key) return &it;
+        if (normal_name(it.id) == key) return &it;
         for (const auto& a : it.aliases)
-            if (lower(a) == key) return &it;
+            if (normal_name(a) == key) return &it;
     }
     return nullptr;
+}
+
+// The ids of the items nearest to `name` by any of their names, as "; nearest known: ..." (or "").
+template <typename T>
+std::string nearest_ids(const std::vector<T>& items, const std::string& name) {
+    std::vector<std::string> names, ids;
+    for (const auto& it : items) {
+        names.push_back(it.id), ids.push_back(it.id);
+        for (const auto& a : it.aliases) names.push_back(a), ids.push_back(it.id);
+    }
+    std::vector<std::string> near;
+    for (const auto& n : nearest_names(name, names, static_cast<int>(names.size()))) {
+        const std::string& id = ids[static_cast<size_t>(std::find(names.begin(), names.end(), n) - names.begin())];
+        if (std::find(near.begin(), near.end(), id) == near.end() && near.size() < 3) near.push_back(id);
+    }
+    return nearest_hint(name, near);
+}
+
+// Two catalog entries answering to one name would make lookups depend on file order: refuse at load.
+template <typename T>
+void check_unique_names(const std::vector<T>& items, const std::string& file, const T& added) {
+    std::vector<std::string> mine{added.id};
+    mine.insert(mine.end(), added.aliases.begin(), added.aliases.end());
+    for (const auto& n : mine) {
+        if (const T* other = find_named(items, n))
+            throw InputError(file, "$.aliases", "the name \"" + n + "\" already names \"" + other->id +
+                                                    "\" (names are compared ignoring case, '-', '_', ' ' and '.')");
+    }
 }
 
 }  // namespace
@@ -47,12 +77,16 @@ Catalog Catalog::load(const std::string& dir) {
     Catalog c;
     for (const auto& f : json_files(dir + "/chips")) {
         Json j = load_json_file(f);
-        c.chips_.push_back(chip_from_json(JsonObject(j, f, "$")));
+        ChipSpec chip = chip_from_json(JsonObject(j, f, "$"));
+        check_unique_names(c.chips_, f, chip);
+        c.chips_.push_back(chip);
     }
     for (const auto& f : json_files(dir + "/systems")) {
         Json j = load_json_file(f);
         NodeSpec n = node_from_json(JsonObject(j, f, "$"));
-        if (!c.find_chip(n.chip)) throw InputError(f, "$.chip", "unknown chip \"" + n.chip + "\"");
+        if (!c.find_chip(n.chip))
+            throw InputError(f, "$.chip", "unknown chip \"" + n.chip + "\"" + c.chip_hint(n.chip));
+        check_unique_names(c.nodes_, f, n);
         c.nodes_.push_back(n);
     }
     const std::string profiles = dir + "/../profiles";
@@ -76,6 +110,8 @@ Catalog Catalog::load(const std::string& dir) {
 
 const ChipSpec* Catalog::find_chip(const std::string& name) const { return find_named(chips_, name); }
 const NodeSpec* Catalog::find_node(const std::string& name) const { return find_named(nodes_, name); }
+std::string Catalog::chip_hint(const std::string& name) const { return nearest_ids(chips_, name); }
+std::string Catalog::node_hint(const std::string& name) const { return nearest_ids(nodes_, name); }
 
 const PriceEntry* Catalog::price_for(const std::string& sku, const std::string& region) const {
     for (const auto& p : prices_)
@@ -90,13 +126,17 @@ SystemSpec Catalog::tpu_system(const std::string& accelerator_type, int slices, 
         throw InputError(file, path, "expected a TPU accelerator type like \"v4-2048\", got \"" + accelerator_type + "\"");
     const std::string prefix = lower(accelerator_type.substr(0, dash));
     const ChipSpec* chip = nullptr;
+    std::vector<std::string> generations;
     for (const auto& c : chips_) {
         if (!c.tpu) continue;
-        if (lower(c.tpu->type_prefix) == prefix) chip = &c;
+        generations.push_back(c.tpu->type_prefix);
+        if (normal_name(c.tpu->type_prefix) == normal_name(prefix)) chip = &c;
         for (const auto& a : c.aliases)
-            if (lower(a) == prefix) chip = &c;  // "v5e-256" as well as "v5litepod-256"
+            if (normal_name(a) == normal_name(prefix)) chip = &c;  // "v5e-256" as well as "v5litepod-256"
     }
-    if (!chip) throw InputError(file, path, "unknown TPU generation \"" + prefix + "\" in \"" + accelerator_type + "\"");
+    if (!chip)
+        throw InputError(file, path, "unknown TPU generation \"" + prefix + "\" in \"" + accelerator_type + "\"" +
+                                         nearest_hint(prefix, generations));
     int count = 0;
     try {
         size_t used = 0;
@@ -147,7 +187,9 @@ SystemSpec Catalog::gpu_system(const std::string& machine_type, int nodes, const
     if (!n) {
         std::string known;
         for (const auto& x : nodes_) known += (known.empty() ? "" : ", ") + x.id;
-        throw InputError(file, path, "unknown machine type \"" + machine_type + "\"; known: " + known);
+        const std::string hint = node_hint(machine_type);
+        throw InputError(file, path, "unknown machine type \"" + machine_type + "\"" +
+                                         (hint.empty() ? "; known: " + known : hint + " (all: " + known + ")"));
     }
     if (nodes < 1) throw InputError(file, path, "nodes must be >= 1");
     if (static_cast<long long>(nodes) * n->gpus_per_node > limits::max_chips)

@@ -15,8 +15,12 @@ class Catalog {
 public:
     static Catalog load(const std::string& dir);  // throws InputError naming the bad file
 
-    const ChipSpec* find_chip(const std::string& name) const;  // id or alias, case-insensitive
+    // By id or alias, compared ignoring case, '-', '_', ' ' and '.' ("h100 sxm5 80gb" finds h100-sxm).
+    const ChipSpec* find_chip(const std::string& name) const;
     const NodeSpec* find_node(const std::string& name) const;
+    // For errors about an unknown name: "; nearest known: b200, gb200" (ids), or "" when nothing is near.
+    std::string chip_hint(const std::string& name) const;
+    std::string node_hint(const std::string& name) const;
     const std::vector<ChipSpec>& chips() const { return chips_; }
     const std::vector<NodeSpec>& nodes() const { return nodes_; }
     const std::vector<PriceEntry>& prices() const { return prices_; }

@@ -104,7 +104,7 @@ PublishedRun read_run(const JsonObject& o, const Catalog& cat, const std::vector
     // --- system -------------------------------------------------------------------------------------------------
     const std::string chip_name = hw.string("chip");
     const ChipSpec* chip = cat.find_chip(chip_name);
-    if (!chip) hw.fail("chip", "unknown chip \"" + chip_name + "\"");
+    if (!chip) hw.fail("chip", "unknown chip \"" + chip_name + "\"" + cat.chip_hint(chip_name));
     const long long D = limits::max_parallel_degree;
     const int count = hw.count("count", 1, limits::max_chips);
     PartialPlan pp;

@@ -137,14 +137,17 @@ void StepPricer::describe_networks(const ParallelPlan& p, const LayoutEntry& lay
     auto describe = [&](const char* name, int size, const GroupRef& g, Collective c, double bytes) {
         if (size > 1) {
             const GroupNetwork net = place_group(sys_, g.sizes, g.which);
-            out.networks.push_back({name, size, net.describe(), collective_cost(c, bytes, net).algorithm});
+            out.networks.push_back({name, size, net.describe(), collective_cost(c, bytes, net).algorithm,
+                                    sys_.is_gpu && inside_one_nvlink_domain(sys_, g.sizes, g.which)});
         }
     };
     describe("tp", p.tp, lay.tp, p.sp ? Collective::reduce_scatter : Collective::all_reduce, act_bytes);
     describe("cp", p.cp, lay.cp, Collective::all_gather, act_bytes);
     const double grad_bytes_dev = out.stages.front().params / p.tp * p.grad_reduce_bytes;
     describe("dp", p.dp, lay.dp, p.zero >= 1 ? Collective::reduce_scatter : Collective::all_reduce, grad_bytes_dev);
-    if (p.pp > 1) out.networks.push_back({"pp", p.pp, neighbour_link(sys_, lay.pp.sizes, lay.pp.which).name, "p2p"});
+    if (p.pp > 1)
+        out.networks.push_back({"pp", p.pp, neighbour_link(sys_, lay.pp.sizes, lay.pp.which).name, "p2p",
+                                sys_.is_gpu && inside_one_nvlink_domain(sys_, lay.pp.sizes, lay.pp.which)});
     if (m_.moe.enabled() && p.ep > 1)
         describe("ep", p.ep, lay.ep, Collective::all_to_all,
                  act_bytes / p.tp * m_.moe.top_k);  // one micro-batch's dispatch from one rank

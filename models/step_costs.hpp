@@ -50,6 +50,7 @@ struct NetworkUse {
     int size = 1;
     std::string path;       // "NVLink x8", "ICI 2 axes torus x16 + DCN x2"
     std::string algorithm;  // for the group's main collective
+    bool in_one_nvlink_domain = false;  // GPU: every instance of the group sits inside one NVLink domain
 };
 
 struct StepCosts {

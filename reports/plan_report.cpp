@@ -69,8 +69,13 @@ std::string plan_text(const Scenario& s, const StepResult& r, const CostReport& 
     line("MFU", fmt::format("{:.1f}%  (vs {}, {:.0f} TFLOP/s); {:.1f}% with causal attention halved", 100 * r.mfu,
                             r.peak_name, r.peak_flops_per_s / 1e12, 100 * r.mfu_causal));
     line("HFU", fmt::format("{:.1f}%  (executed FLOPs incl. recomputation)", 100 * r.hfu));
+    const bool multi_vm_domain = s.system.is_gpu && s.system.domain_gpus() > s.system.node.gpus_per_node;
     for (const auto& n : r.networks)
-        line("network " + n.group, fmt::format("{} ranks over {} ({})", n.size, n.path, n.algorithm));
+        line("network " + n.group,
+             fmt::format("{} ranks over {} ({}){}", n.size, n.path, n.algorithm,
+                         !multi_vm_domain         ? ""
+                         : n.in_one_nvlink_domain ? fmt::format("; inside one NVLink domain of {}", s.system.domain_gpus())
+                                                  : fmt::format("; spans NVLink domains of {}", s.system.domain_gpus())));
     line("network backend", r.network_backend);
     line("efficiencies", r.efficiency_source);
     const auto& m = r.memory;
@@ -170,7 +175,9 @@ Json plan_json(const Scenario& s, const StepResult& r, const CostReport& c) {
     j["efficiency_source"] = r.efficiency_source;
     j["network_backend"] = r.network_backend;
     Json nets = Json::array();
-    for (const auto& n : r.networks) nets.push_back({{"group", n.group}, {"size", n.size}, {"path", n.path}, {"algorithm", n.algorithm}});
+    for (const auto& n : r.networks)
+        nets.push_back({{"group", n.group}, {"size", n.size}, {"path", n.path}, {"algorithm", n.algorithm},
+                        {"in_one_nvlink_domain", n.in_one_nvlink_domain}});
     j["networks"] = nets;
     const auto& m = r.memory;
     j["memory_per_device_bytes"] = {{"weights", m.weights_bytes}, {"master_weights", m.master_bytes},

@@ -82,6 +82,20 @@ std::string search_text(const Scenario& s, const SearchResult& r, int top) {
         for (const auto& u : r.ranked.front().step.networks)
             where += fmt::format("{}{} {} over {} ({})", where.empty() ? "" : "; ", u.group, u.size, u.path, u.algorithm);
         o += fmt::format("  #1's groups: {}\n", where);
+        // On a multi-VM NVLink domain (NVL72) say where TP landed: its overlap and bandwidth depend on it.
+        const RankedPlan& best = r.ranked.front();
+        const SystemSpec& s = best.system;
+        if (s.is_gpu && s.domain_gpus() > s.node.gpus_per_node)
+            for (const auto& u : best.step.networks)
+                if (u.group == "tp")
+                    o += u.in_one_nvlink_domain
+                             ? fmt::format("  #1's TP group ({} GPUs) sits inside one NVLink domain of {} GPUs ({} VMs "
+                                           "of {}): NVLink bandwidth, TP overlap possible\n",
+                                           u.size, s.domain_gpus(), s.domain_gpus() / s.node.gpus_per_node,
+                                           s.node.gpus_per_node)
+                             : fmt::format("  #1's TP group ({} GPUs) spans NVLink domains of {} GPUs: its traffic "
+                                           "crosses the NICs, and TP overlap is off\n",
+                                           u.size, s.domain_gpus());
     }
     o += "  (step, MFU, breakdown and memory from the event engine; days and $ to train the token budget at the\n"
          "   chosen price, failures and restarts included; MFU convention: " + std::string(kMfuConvention) + ")\n";
@@ -120,7 +134,8 @@ nlohmann::json ranked_plan_json(const RankedPlan& p, PriceOption price) {
     // Where each parallel group sits and the collective algorithm it was priced with.
     j["networks"] = nlohmann::json::array();
     for (const auto& u : p.step.networks)
-        j["networks"].push_back({{"group", u.group}, {"size", u.size}, {"path", u.path}, {"algorithm", u.algorithm}});
+        j["networks"].push_back({{"group", u.group}, {"size", u.size}, {"path", u.path}, {"algorithm", u.algorithm},
+                                 {"in_one_nvlink_domain", u.in_one_nvlink_domain}});
     const auto& b = p.step.breakdown;
     j["step_time_s"] = p.step.step_time_s;
     j["screened_step_time_s"] = p.screened.step_time_s;

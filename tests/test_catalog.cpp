@@ -1,6 +1,9 @@
 // The hardware catalog: every shipped file loads, figures are sourced, slices are shaped as the Cloud docs say.
 #include <doctest/doctest.h>
 
+#include <filesystem>
+
+#include "hardware/names.hpp"
 #include "placement/placement.hpp"
 #include "tests/helpers.hpp"
 
@@ -56,6 +59,51 @@ TEST_CASE("unknown or impossible accelerator types are errors naming the file an
                          InputError);
     CHECK_THROWS_WITH_AS(catalog().gpu_system("a9-supergpu", 2, "s.json", "$.x"),
                          doctest::Contains("unknown machine type"), InputError);
+}
+
+TEST_CASE("chips and machines are found by the names makers, clouds and papers use") {
+    // Case, '-', '_', ' ' and '.' do not matter; the alias table maps marketing and paper names to ids.
+    const std::pair<const char*, const char*> names[] = {
+        {"H100-SXM5-80GB", "h100-sxm"}, {"h100 sxm5 80gb", "h100-sxm"}, {"H100_SXM", "h100-sxm"},
+        {"B200", "b200"},               {"GB200", "gb200"},             {"gb200-nvl72", "gb200"},
+        {"TPU-v6e", "tpu-v6e"},         {"Trillium", "tpu-v6e"},        {"ironwood", "tpu7x"},
+        {"TPU7x", "tpu7x"},             {"tpu v7", "tpu7x"},            {"Blackwell Ultra", "b300"},
+        {"H200", "h200-sxm"}};
+    for (const auto& [name, id] : names) {
+        const ChipSpec* c = catalog().find_chip(name);
+        REQUIRE_MESSAGE(c != nullptr, name);
+        CHECK_MESSAGE(c->id == id, name);
+    }
+    CHECK(catalog().find_node("A4X-HighGPU-4G") == catalog().find_node("a4x-highgpu-4g"));
+    CHECK(catalog().find_chip("") == nullptr);
+    CHECK(catalog().find_chip("B2000") == nullptr);  // no prefix matching: a near name is not a match
+}
+
+TEST_CASE("an unknown name lists the nearest known ones") {
+    CHECK(edit_distance("kitten", "sitting") == 3);
+    CHECK(edit_distance("", "abc") == 3);
+    CHECK(normal_name("H100-SXM5_80 GB") == "h100sxm580gb");
+    // One edit away from b200 (and contained in gb200): both suggested, nothing unrelated.
+    const std::string hint = catalog().chip_hint("B201");
+    CHECK(hint.find("b200") != std::string::npos);
+    CHECK(hint.find("tpu-v4") == std::string::npos);
+    CHECK(catalog().chip_hint("zzzzzzzzzzzz").empty());
+    CHECK_THROWS_WITH_AS(catalog().gpu_system("a4x-highgpu-8g", 2, "s.json", "$.system.machine_type"),
+                         doctest::Contains("a4x-highgpu-4g, "), InputError);
+    CHECK_THROWS_WITH_AS(catalog().tpu_system("v6-256", 1, "s.json", "$.system.accelerator_type"),
+                         doctest::Contains("nearest known: v6e"), InputError);
+    // A published run naming an unknown chip gets the same hint (through the CLI in test_cli).
+}
+
+TEST_CASE("two catalog entries answering to one name are refused at load") {
+    const std::string dir = podsim::test::temp_dir() + "/dup_catalog";
+    std::filesystem::remove_all(dir);
+    std::filesystem::copy(PODSIM_CATALOG_DIR_FOR_TESTS, dir, std::filesystem::copy_options::recursive);
+    Json b300 = load_json_file(dir + "/chips/b300.json");
+    b300["aliases"].push_back("b-200");  // normalises to b200's id
+    podsim::test::write_file(dir + "/chips/b300.json", b300.dump(1));
+    CHECK_THROWS_WITH_AS(Catalog::load(dir), doctest::Contains("already names \"b200\""), InputError);
+    std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("a figure without a source is rejected") {

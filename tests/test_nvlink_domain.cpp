@@ -3,6 +3,9 @@
 // changed, so that the figures below follow from the stated numbers alone.
 #include <doctest/doctest.h>
 
+#include <fstream>
+#include <nlohmann/json.hpp>
+
 #include "hardware/network_graph.hpp"
 #include "models/plan_space.hpp"
 #include "models/scenario.hpp"
@@ -197,4 +200,48 @@ TEST_CASE("TP communication overlap only inside one NVLink domain") {
         });
         CHECK(seen > 0);
     }
+}
+
+TEST_CASE("search on A4X places TP inside the NVL72 domain and says so; on A3 Mega TP across VMs is priced at NIC") {
+    // The shipped A4X scenario (1152 GB200, 16 NVL72 domains of 18 VMs): the best plan's TP group is inside one
+    // domain, the text says so, and no ranked plan overlaps TP communication across domains.
+    const auto a4x = test::run_podsim("search " + test::scenario("seed-1.2t-a4x-1152xgb200.json") +
+                                      " --top 1000 --no-progress --format json");
+    REQUIRE(a4x.exit_code == 0);
+    const auto j = nlohmann::json::parse(a4x.out);
+    REQUIRE(!j.at("ranked").empty());
+    auto tp_use = [](const nlohmann::json& plan) -> nlohmann::json {
+        for (const auto& n : plan.at("networks"))
+            if (n.at("group") == "tp") return n;
+        return nullptr;
+    };
+    const auto best_tp = tp_use(j["ranked"][0]);
+    REQUIRE(!best_tp.is_null());
+    CHECK(best_tp.at("in_one_nvlink_domain") == true);
+    for (const auto& r : j["ranked"]) {
+        const auto tp = tp_use(r);
+        if (!tp.is_null() && tp.at("in_one_nvlink_domain") == false) CHECK(r["plan"]["tp_comm_overlap"] == "none");
+    }
+    const auto text = test::run_podsim("search " + test::scenario("seed-1.2t-a4x-1152xgb200.json") + " --top 3 --no-progress");
+    CHECK(text.out.find("sits inside one NVLink domain of 72 GPUs (18 VMs of 4)") != std::string::npos);
+
+    // The same model on A3 Mega (8-GPU VMs, no multi-VM NVLink): every TP group wider than a VM has the NIC fabric
+    // in its path and no overlap; there must be such plans among those ranked, or the check says nothing.
+    const std::string dir = test::temp_dir();
+    auto scen = nlohmann::json::parse(std::ifstream(test::scenario("seed-1.2t-a4x-1152xgb200.json")));
+    scen["system"] = {{"machine_type", "a3-megagpu-8g"}, {"nodes", 144}};
+    test::write_file(dir + "/seed-a3mega.json", scen.dump());
+    const auto a3 = test::run_podsim("search " + dir + "/seed-a3mega.json --top 3000 --no-progress --format json");
+    REQUIRE(a3.exit_code == 0);
+    int wide = 0;
+    const auto a3_json = nlohmann::json::parse(a3.out);
+    for (const auto& r : a3_json.at("ranked")) {
+        const auto tp = tp_use(r);
+        if (tp.is_null() || tp.at("size").get<int>() <= 8) continue;
+        ++wide;
+        CHECK(tp.at("in_one_nvlink_domain") == false);
+        CHECK(tp.at("path").get<std::string>().find("GPUDirect-TCPXO") != std::string::npos);
+        CHECK(r["plan"]["tp_comm_overlap"] == "none");
+    }
+    CHECK(wide > 0);
 }
