@@ -17,9 +17,11 @@ StageTiming ClosedFormScheduler::time(const StepCosts& c) {
             w.F += ck.fwd_s, w.B += ck.bwd_s;
             total_slowdown += ck.slowdown_s;
         }
+        if (v == 1) w.last_b_extra = c.chunk(s, 0).slowdown_s;
     }
     const double t = P > 1 ? c.p2p_s : 0;
     const double pipe_s = formula_.pipeline_s(c.schedule, work_, c.micro_batches, v, t);
+    const std::vector<double>& played_ends = formula_.stage_ends_s();  // non-empty: the schedule was played out
 
     // --- each stage's end, its gradient sync, optimizer and parameter gather --------------------------------
     // The last micro-batch's chunk-0 backward travels from the last stage to stage 0, so stage s ends that many
@@ -31,7 +33,7 @@ StageTiming ClosedFormScheduler::time(const StepCosts& c) {
     chunk_end_.resize(v);
     for (int s = 0; s < P; ++s) {
         const StageCosts& st = c.stages[s];
-        const double end_s = pipe_s - ahead_s + total_slowdown;
+        const double end_s = played_ends.empty() ? pipe_s - ahead_s + total_slowdown : played_ends[s];
         // The chunk-0 backward includes the slowdown of stage s, which stages above s do not see.
         ahead_s += c.chunk(s, 0).bwd_s + c.chunk(s, 0).slowdown_s + t;
         double sync_end = end_s;

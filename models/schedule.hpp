@@ -21,6 +21,9 @@ std::vector<StagePass> program_order(Schedule schedule, int pp, int vpp, int sta
 // A stage's work per micro-batch, summed over its chunks (closed form input).
 struct StageWork {
     double F = 0, B = 0;  // forward, backward (with recomputation)
+    // Extra time of the stage's last backward (its gradient buckets contend with it; vpp 1 only). The play-out
+    // charges it where it happens, so a stage that is not on the flush's chain does not pass it on.
+    double last_b_extra = 0;
 };
 
 // The closed form: time from the first forward to the end of stage 0's last backward, for stages with the given
@@ -32,11 +35,20 @@ public:
     double pipeline_s(Schedule schedule, const std::vector<StageWork>& stages, long long micro_batches, int vpp,
                       double t);
 
+    // Where the last pipeline_s call played the schedule out (1F1B, see below), the time each stage's last
+    // backward ended (last_b_extra included), stage by stage; empty where it used the bound. The closed form uses
+    // these in place of "stage s ends s backward hops before stage 0 and every slowdown on the flush's chain
+    // delays it", which holds only for identical stages.
+    const std::vector<double>& stage_ends_s() const { return stage_end_; }
+
 private:
-    // 1F1B with fewer micro-batches than stages, played out pass by pass (hand-off t).
+    // 1F1B played out pass by pass (hand-off t): with fewer micro-batches than stages, and with clearly unequal
+    // stages when M x P is at most kPlayOutPasses (the play-out costs O(M P), the bound O(P)).
+    static constexpr double kPlayOutPasses = 8192;
     double one_f_one_b_small(const std::vector<StageWork>& stages, long long micro_batches, double t);
     std::vector<double> f_end_, b_end_, free_at_;  // its scratch, kept across plans (no allocation per plan)
     std::vector<int> next_;
+    std::vector<double> stage_end_;  // per stage, set by one_f_one_b_small, cleared by the bound
 };
 
 // The forward-only pipeline of an evaluation batch (models/evaluation.hpp): m micro-batches through the stages'

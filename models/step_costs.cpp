@@ -55,10 +55,18 @@ StepPricer::LayoutEntry& StepPricer::layout(const ParallelPlan& p) {
     const Layout lay = layout_for(sys_, p);
     e.tp = {lay.sizes, lay.tp, GroupRef::Part::all};
     e.cp = {lay.sizes, lay.cp, GroupRef::Part::all};
-    e.dp = {lay.sizes, lay.dp, GroupRef::Part::all};
+    // The gradient group. Context-parallel ranks hold the same weights and each computes the gradient of its part
+    // of the sequence, so on GPUs (CP next to DP in the layout) gradients are reduced, and ZeRO/FSDP shards, over
+    // dp x cp ranks: Megatron-Core's data-parallel group "with context parallel" (distributed optimizer and DDP
+    // buffers), TorchTitan's dp_shard_cp mesh. (TPU layouts put PP between CP and DP: there it stays dp.)
+    std::vector<int> grad_sizes = lay.sizes;
+    size_t grad_which = lay.dp;
+    if (sys_.is_gpu && p.cp > 1) grad_sizes = {p.tp, p.cp * p.dp, p.pp}, grad_which = 1;
+    e.grad_ranks = grad_sizes[grad_which];
+    e.dp = {grad_sizes, grad_which, GroupRef::Part::all};
     // FSDP shards over the dp levels inside a slice; across slices (DCN) the shards are all-reduced (HSDP).
-    e.fsdp = {lay.sizes, lay.dp, GroupRef::Part::inside_slice};
-    e.dcn = {lay.sizes, lay.dp, GroupRef::Part::across_slices};
+    e.fsdp = {grad_sizes, grad_which, GroupRef::Part::inside_slice};
+    e.dcn = {grad_sizes, grad_which, GroupRef::Part::across_slices};
     e.pp = {lay.sizes, lay.pp, GroupRef::Part::all};
     for (size_t gi : {lay.tp, lay.cp, lay.dp}) {
         const GroupNetwork g = place_group(sys_, lay.sizes, gi);
@@ -144,7 +152,8 @@ void StepPricer::describe_networks(const ParallelPlan& p, const LayoutEntry& lay
     describe("tp", p.tp, lay.tp, p.sp ? Collective::reduce_scatter : Collective::all_reduce, act_bytes);
     describe("cp", p.cp, lay.cp, Collective::all_gather, act_bytes);
     const double grad_bytes_dev = out.stages.front().params / p.tp * p.grad_reduce_bytes;
-    describe("dp", p.dp, lay.dp, p.zero >= 1 ? Collective::reduce_scatter : Collective::all_reduce, grad_bytes_dev);
+    describe("dp", lay.grad_ranks, lay.dp, p.zero >= 1 ? Collective::reduce_scatter : Collective::all_reduce,
+             grad_bytes_dev);
     if (p.pp > 1)
         out.networks.push_back({"pp", p.pp, neighbour_link(sys_, lay.pp.sizes, lay.pp.which).name, "p2p",
                                 sys_.is_gpu && inside_one_nvlink_domain(sys_, lay.pp.sizes, lay.pp.which)});
@@ -199,7 +208,7 @@ void StepPricer::price(const ParallelPlan& p, StepCosts& out, bool detail) {
     const int P = p.pp, v = p.vpp, nchunks = P * v;
     const long long M = p.global_batch / (p.micro_batch * p.dp);
     const bool moe = m_.moe.enabled();
-    const int zero_shard = p.zero >= 1 ? (p.zero >= 3 ? lay.fsdpnet.size() : p.dp) : 1;
+    const int zero_shard = p.zero >= 1 ? (p.zero >= 3 ? lay.fsdpnet.size() : lay.grad_ranks) : 1;
     const double expert_shard = double(p.ep) * p.expert_tp();
     out.schedule = p.schedule, out.pp = P, out.vpp = v, out.micro_batches = M;
 
@@ -278,7 +287,7 @@ void StepPricer::price(const ParallelPlan& p, StepCosts& out, bool detail) {
     const PassCost cf = finish_pass(le.chunk_fwd, chip), cb = finish_pass(le.chunk_bwd, chip);
 
     // --- gradient synchronization: bucketed under each chunk's last backward, or after the flush ---------------
-    out.dp_sync = p.dp > 1 && p.zero < 3;
+    out.dp_sync = lay.grad_ranks > 1 && p.zero < 3;
     out.dcn_sync = p.zero >= 3 && lay.dcnnet.size() > 1;
     out.bucketed = (out.dp_sync || out.dcn_sync) && p.dp_overlap && !(out.dcn_sync && !p.dcn_sync_overlap);
     const double act_bytes = le.act_bytes;
@@ -363,7 +372,7 @@ void StepPricer::price(const ParallelPlan& p, StepCosts& out, bool detail) {
         const double shard = (st.params - st.expert_params) / p.tp / zero_shard +
                              st.expert_params / expert_shard / (p.zero >= 1 ? p.edp() : 1);
         st.optimizer_s = optimizer_time_s(shard, p, chip, opt_.kernels);
-        if (p.zero >= 1 && p.zero < 3 && p.dp > 1 && !p.param_gather_overlap)
+        if (p.zero >= 1 && p.zero < 3 && lay.grad_ranks > 1 && !p.param_gather_overlap)
             st.param_gather_s = collective_s(Collective::all_gather, st.params / p.tp * 2, lay.dp, lay.dpnet);
     }
 
