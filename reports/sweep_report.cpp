@@ -1,12 +1,42 @@
 #include "reports/sweep_report.hpp"
 
+#include <map>
+
 #include <fmt/format.h>
+
+#include "models/result_checks.hpp"
 
 #include "reports/search_report.hpp"
 
 namespace podsim {
 
 namespace {
+
+// Why a point has no plan: the most common rejection over its systems, with one example sentence.
+std::string why_no_plan(const SearchResult& r) {
+    std::map<Reject, size_t> count;
+    std::map<Reject, std::string> example;
+    for (const auto& ss : r.systems)
+        for (const auto& [why, n] : ss.rejected) {
+            count[why] += n;
+            if (example[why].empty() && ss.example.count(why)) example[why] = ss.example.at(why);
+        }
+    Reject top = Reject::none;
+    size_t most = 0;
+    for (const auto& [why, n] : count)
+        if (n > most) top = why, most = n;
+    if (most == 0) return r.plans == 0 ? "no plan in the search space" : "no feasible plan";
+    return fmt::format("{} of {} plans rejected ({}), e.g. {}", most, r.plans, to_string(top), example[top]);
+}
+
+// The CSV's columns: a fixed set, whatever the point's outcome (status ok / infeasible; reason says why).
+const std::vector<const char*>& fixed_columns() {
+    static const std::vector<const char*> c = {
+        "system_label", "chips", "chip", "params", "global_batch_seqs", "token_budget_tokens", "price_option",
+        "plans_searched", "plans_feasible", "status", "reason", "best_plan", "step_time_s", "mfu_fraction",
+        "tokens_per_s", "memory_per_device_gib", "days_no_failures", "days_with_failures", "usd_with_failures"};
+    return c;
+}
 
 // One row's cells, in the CSV column order.
 std::vector<std::string> cells(const SweepRow& r) {
@@ -23,10 +53,13 @@ std::vector<std::string> cells(const SweepRow& r) {
     c.push_back(std::to_string(r.search.plans));
     c.push_back(std::to_string(r.search.feasible));
     if (r.search.ranked.empty()) {
-        c.push_back("no feasible plan");
-        for (int i = 0; i < 8; ++i) c.push_back("");
+        c.push_back("infeasible");
+        c.push_back(why_no_plan(r.search));
+        while (c.size() < r.point->axes.size() + fixed_columns().size()) c.push_back("");
         return c;
     }
+    c.push_back("ok");
+    c.push_back("");
     const RankedPlan& b = r.search.ranked.front();
     c.push_back(describe_plan(b.plan));
     c.push_back(fmt::format("{:.4f}", b.step.step_time_s));
@@ -41,7 +74,7 @@ std::vector<std::string> cells(const SweepRow& r) {
 }
 
 std::string csv_escape(const std::string& v) {
-    if (v.find_first_of(",\"\n") == std::string::npos) return v;
+    if (v.find_first_of(",\"\r\n") == std::string::npos) return v;
     std::string o = "\"";
     for (char ch : v) o += ch == '"' ? std::string("\"\"") : std::string(1, ch);
     return o + "\"";
@@ -52,15 +85,14 @@ std::string csv_escape(const std::string& v) {
 std::string sweep_csv(const Sweep& s, const std::vector<SweepRow>& rows) {
     std::vector<std::string> head;
     for (const auto& a : s.axis_names) head.push_back("axis_" + a);
-    for (const char* h : {"system_label", "chips", "chip", "params", "global_batch_seqs", "token_budget", "price_option",
-                          "plans", "feasible", "best_plan", "step_time_s", "mfu", "tokens_per_s", "memory_gib",
-                          "days_no_failures", "days_with_failures", "usd_with_failures"})
-        head.push_back(h);
+    for (const char* h : fixed_columns()) head.push_back(h);
     std::string o;
     for (size_t i = 0; i < head.size(); ++i) o += (i ? "," : "") + head[i];
     o += "\n";
     for (const auto& r : rows) {
         const auto c = cells(r);
+        if (c.size() != head.size())  // a row must have the header's fields, or CSV readers reject the file
+            throw InternalError(fmt::format("sweep CSV row has {} fields, the header {}", c.size(), head.size()));
         for (size_t i = 0; i < c.size(); ++i) {
             if (i) o += ',';
             o += csv_escape(c[i]);
@@ -90,10 +122,7 @@ nlohmann::json sweep_json(const Sweep& s, const std::vector<SweepRow>& rows) {
         p["feasible"] = r.search.feasible;
         if (r.search.ranked.empty()) {
             p["best"] = nullptr;
-            std::string why;
-            for (const auto& ss : r.search.systems)
-                for (const auto& [_, ex] : ss.example) why += (why.empty() ? "" : " | ") + ex;
-            p["why_none"] = why;
+            p["why_none"] = why_no_plan(r.search);
         } else {
             p["best"] = ranked_plan_json(r.search.ranked.front(), r.point->price);
         }

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Installs what podsim needs from Debian's packages (only what is missing), then configures and builds it.
-# chromium is for the test that opens the HTML report in a headless browser (issue #5).
+# chromium is for the test that opens the HTML report in a headless browser (issue #5); python3-pandas for the test
+# that loads the sweep CSV the way its users do (issue #14).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 packages=(cmake g++ make pkg-config libsimgrid-dev libboost-graph-dev libfmt-dev nlohmann-json3-dev doctest-dev
-          libopenblas-dev chromium)
+          libopenblas-dev chromium python3-pandas)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
