@@ -28,6 +28,7 @@ int cmd_sweep(const Args& args);
 int cmd_report(const Args& args);
 int cmd_list(const Args& args);
 int cmd_catalog(const Args& args);
+int cmd_import(const Args& args);
 
 // Shared by the commands: "--format text|json", "--out FILE".
 struct CommonFlags {

@@ -28,6 +28,8 @@ commands:
   list [SECTION]          the collective algorithms, network level kinds, topologies, pipeline schedules,
                           GEMM precisions and fp8 scaling recipes
   catalog [SECTION]       the chips, systems, prices and frameworks the catalog holds, with sources
+  import hf|maxtext|megatron SOURCE --out SCENARIO.json
+                          a model from a Hugging Face config, a MaxText YAML or Megatron-LM arguments
   help [command]          show help for a command
 
 Each command accepts --help. Exit status: 0 success, 1 bad input, 2 usage error, 3 infeasible plan.
@@ -200,6 +202,26 @@ Lists what the catalog (hardware/catalog/) holds, with the key figures and where
 With --format json: {schema_version, chips, systems, prices, frameworks}; keys carry their units
 (peak_bf16_flops_per_s, hbm_bytes, on_demand_usd, ...); null where a figure is not known.
 )"},
+    {"import", R"(usage: podsim import hf CONFIG.json --out SCENARIO.json [options]
+       podsim import maxtext MODEL.yml --out SCENARIO.json [options]
+       podsim import megatron --out SCENARIO.json [options] -- --num-layers 32 --hidden-size 4096 ...
+
+Writes a scenario with the model read from a Hugging Face config.json (model_type llama, mistral,
+mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, gemma, gemma2, gemma3, deepseek_v2, deepseek_v3), a
+MaxText model YAML (src/maxtext/configs/models/*.yml) or Megatron-LM model arguments, a system and a
+batch to edit, and no plan: podsim run / search / report complete the plan by search. Prints the
+parameter count and what podsim does not model of the source (sliding windows, MTP modules, ...).
+A scenario may also name the config itself: "model": {"from_hf": "config.json", "seq_len": 4096}.
+Options:
+  --seq-len N              training sequence length (default 4096; a config gives only its longest
+                           context)
+  --name TEXT              the model's name (default: the config's folder or file name)
+  --system NAME            a GPU machine type (a3-megagpu-8g, a4-highgpu-8g, ...) or a TPU
+                           accelerator type (v5p-1024, ...); default: A3 Mega VMs sized to the model
+  --count N                nodes (GPU) or slices (TPU), default 1
+  --global-batch-seqs N    default: ~4M tokens
+  --token-budget N         default: 20 tokens a parameter
+)"},
     {"list", R"(usage: podsim list [algorithms|levels|topologies|schedules|precisions|fp8_recipes|stacks]
                    [--format text|json] [--out FILE]
 
@@ -256,6 +278,7 @@ int main(int argc, char** argv) {
         if (cmd == "report") return podsim::cmd_report(args);
         if (cmd == "list") return podsim::cmd_list(args);
         if (cmd == "catalog") return podsim::cmd_catalog(args);
+        if (cmd == "import") return podsim::cmd_import(args);
     } catch (const podsim::InputError& e) {
         std::cerr << "podsim: error: " << e.what() << "\n";
         return 1;

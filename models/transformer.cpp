@@ -1,5 +1,9 @@
 #include "models/transformer.hpp"
 
+#include <filesystem>
+
+#include "models/model_import.hpp"
+
 #include "hardware/limits.hpp"
 
 namespace podsim {
@@ -143,6 +147,20 @@ void read_shape(const JsonObject& o, ModelSpec& m) {
 }
 
 ModelSpec model_from_json(const JsonObject& o) {
+    if (o.has("from_hf")) {
+        // {"from_hf": "config.json", "seq_len": N}: a Hugging Face config, relative to the scenario's folder. The
+        // training sequence length must be stated: a config gives only the longest context it supports.
+        o.only_keys({"from_hf", "seq_len", "name", "notes"});
+        const std::string rel = o.string("from_hf");
+        const std::filesystem::path path = std::filesystem::path(rel).is_absolute()
+                                               ? std::filesystem::path(rel)
+                                               : std::filesystem::path(o.file()).parent_path() / rel;
+        if (!std::filesystem::is_regular_file(path)) o.fail("from_hf", "a Hugging Face config.json file (" + path.string() + " is none)");
+        const long long seq = o.int_in("seq_len", 1, limits::max_seq_len);
+        const ImportedModel im = import_hf_config(load_json_file(path.string()), path.string(), seq,
+                                                  o.opt_string("name").value_or(path.parent_path().filename().string()));
+        return model_from_json(JsonObject(im.model, path.string() + " (imported)", "$"));
+    }
     o.only_keys({"name", "layers", "hidden", "ffn_hidden", "heads", "kv_heads", "head_dim", "vocab", "seq_len",
                  "activation", "norm", "position", "parallel_block", "tied_embeddings", "bias", "dropout", "moe", "mla",
                  "notes"});
