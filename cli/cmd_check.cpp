@@ -3,6 +3,7 @@
 #include "cli/commands.hpp"
 #include "hardware/catalog.hpp"
 #include "planner/claim_check.hpp"
+#include "planner/cost.hpp"
 #include "planner/goodput.hpp"
 #include "planner/search.hpp"
 
@@ -35,15 +36,80 @@ int cmd_check(const Args& args) {
     for (const auto& rp : sr.ranked)
         if (rp.step.hfu > busiest->hfu) busiest = &rp.step;
     if (given.feasible && given.hfu > busiest->hfu) busiest = &given;
-    const ClaimVerdict v = check_claim(claim, s, r, *busiest);
+    ClaimVerdict v = check_claim(claim, s, r, *busiest);
+
+    // What would meet the claim (issue #14): across 1-16x the claim's system, the plan that trains the tokens (the
+    // claim's, else the scenario's budget) within the claimed days, failures included, at the least on-demand cost
+    // (the fewest chips where there is no price); else the fastest there is.
+    const RankedPlan* meets = nullptr;
+    const RankedPlan* fastest = nullptr;
+    std::string answer;
+    SearchResult ar;
+    Scenario t = s;
+    if (claim.tokens) t.token_budget = *claim.tokens;
+    if (t.token_budget > 0 && (claim.training_days || claim.cost_usd)) {
+        SearchOptions q;
+        q.objective = Objective::time;
+        q.top = 16, q.confirm = 48;
+        q.scales = {1, 2, 4, 8, 16};
+        q.budget = given_opt.budget;
+        ar = search_plans(t, cat, load_reliability(default_catalog_dir()), q);
+        auto days_of = [](const RankedPlan& p) { return p.cost.goodput.effective_time_s / 86400; };
+        auto usd_of = [](const RankedPlan& p) -> std::optional<double> {
+            const OptionCost* oc = find_option(p.cost, PriceOption::on_demand);
+            return oc ? oc->usd_outlay : std::nullopt;
+        };
+        for (const auto& p : ar.ranked) {
+            if (!fastest || days_of(p) < days_of(*fastest)) fastest = &p;
+            if (claim.training_days && days_of(p) > *claim.training_days) continue;
+            const auto u = usd_of(p), mu = meets ? usd_of(*meets) : std::nullopt;
+            if (!meets || (u && mu ? *u < *mu : p.system.chips < meets->system.chips)) meets = &p;
+        }
+        auto describe = [&](const RankedPlan& p) {
+            const auto u = usd_of(p);
+            return fmt::format("{} ({} chips) with {}: {:.1f} days{}", p.system.label, p.system.chips,
+                               describe_plan(p.plan), days_of(p),
+                               u ? fmt::format(", ${:.3g}M on demand", *u / 1e6) : std::string(", no price"));
+        };
+        if (claim.training_days)
+            answer = meets ? fmt::format("what meets {:g} days for {:.3g} tokens: {}", *claim.training_days, t.token_budget,
+                                         describe(*meets))
+                     : fastest ? fmt::format("nothing up to 16x this system trains {:.3g} tokens in {:g} days; the "
+                                             "fastest: {}", t.token_budget, *claim.training_days, describe(*fastest))
+                               : "";
+        if (claim.cost_usd) {
+            std::optional<double> cheapest;
+            for (const auto& p : ar.ranked)
+                if (auto u = usd_of(p); u && (!claim.training_days || days_of(p) <= *claim.training_days))
+                    cheapest = cheapest ? std::min(*cheapest, *u) : *u;
+            if (cheapest) {
+                const bool ok = *claim.cost_usd >= *cheapest / (1 + kModelTolerance);
+                v.findings.push_back(fmt::format("cost: claimed ${:.3g}M; the cheapest plan podsim finds{} costs ${:.3g}M "
+                                                 "on demand with failures", *claim.cost_usd / 1e6,
+                                                 claim.training_days ? " within the days" : "", *cheapest / 1e6));
+                v.plausible = v.plausible && ok;
+            }
+        }
+    }
     std::string out;
     if (f.format == "json") {
         Json j = {{"schema_version", 1}, {"claim", claim.name}, {"scenario", claim.scenario_file},
                   {"plausible", v.plausible}, {"findings", v.findings}, {"simulated_hfu", v.simulated_hfu},
                   {"simulated_mfu", v.simulated_mfu}, {"tokens_in_claimed_days", v.tokens_in_claimed_days},
-                  {"implied_tokens_at_claimed_utilization", v.implied_tokens_at_claim},
-                  {"implied_mfu", v.implied_mfu}, {"closest_plan", plan_text},
-                  {"scenario_plan_mfu", given.feasible ? given.mfu : 0.0}};
+                  // null where the claim gives nothing to imply them from (no utilization; no tokens and days)
+                  {"implied_tokens_at_claimed_utilization", v.implied_tokens_at_claim > 0 ? Json(v.implied_tokens_at_claim) : Json(nullptr)},
+                  {"implied_mfu", v.implied_mfu > 0 ? Json(v.implied_mfu) : Json(nullptr)}, {"closest_plan", plan_text},
+                  {"scenario_plan_mfu", given.feasible ? given.mfu : 0.0}, {"notes", v.notes}};
+        if (meets) {
+            const OptionCost* oc = find_option(meets->cost, PriceOption::on_demand);
+            j["meets_claim"] = {{"system", meets->system.label}, {"chips", meets->system.chips},
+                                {"plan", describe_plan(meets->plan)},
+                                {"days_with_failures", meets->cost.goodput.effective_time_s / 86400},
+                                {"usd_on_demand_with_failures", oc && oc->usd_outlay ? Json(*oc->usd_outlay) : Json(nullptr)}};
+        } else {
+            j["meets_claim"] = nullptr;
+        }
+        if (!answer.empty()) j["answer"] = answer;
         out = j.dump(2) + "\n";
     } else {
         out = fmt::format("claim: {}\n  scenario: {} ({})\n  closest simulated plan: {}\n", claim.name, s.name,
@@ -55,6 +121,8 @@ int cmd_check(const Args& args) {
             out += fmt::format("  - at the claimed utilization those days would train {:.3g} tokens\n",
                                v.implied_tokens_at_claim);
         out += fmt::format("  verdict: {}\n", v.plausible ? "PLAUSIBLE" : "NOT PLAUSIBLE");
+        if (!answer.empty()) out += "  " + answer + "\n";
+        for (const auto& n : v.notes) out += "  note: " + n + "\n";
     }
     emit(out, f.out);
     return 0;

@@ -24,7 +24,8 @@ bool is_report_file(const std::string& rel) {
 
 int cmd_report(const Args& args) {
     const CommonFlags f =
-        parse_flags(args, "report", {"--objective", "--price", "--top", "--scales"}, {"--trace", "--no-profiles", "--no-progress"});
+        parse_flags(args, "report", {"--objective", "--price", "--top", "--scales", PODSIM_CONSTRAINT_FLAGS},
+                    {"--trace", "--no-profiles", "--no-progress"});
     if (f.positional.size() != 1) throw UsageError("report: expected one SCENARIO.json (see podsim report --help)");
     if (f.out.empty()) throw UsageError("report: --out DIR is required (the report is several files)");
     if (f.format != "text") throw UsageError("report: --format does not apply (it writes Markdown, HTML and SVG)");
@@ -36,6 +37,7 @@ int cmd_report(const Args& args) {
     o.budget = budget_flags(f, "report");
     o.use_profiles = !f.switches.count("--no-profiles");
     o.progress = progress_bar(f);
+    o.constraints = constraint_flags(f, "report");
 
     try {
         StagedDir::check(f.out, is_report_file, "podsim report");  // before the search, so a bad DIR fails at once

@@ -58,6 +58,11 @@ std::vector<double> number_list_flag(const CommonFlags& f, const std::string& cm
                                      double max = std::numeric_limits<double>::infinity());
 // --max-tasks N and --max-memory MiB: what one simulation may use (defaults in hardware/limits.hpp).
 SimBudget budget_flags(const CommonFlags& f, const std::string& cmd);
+// --tp/--pp/--cp/--ep/--vpp/--zero/--micro-batch LIST, --precision/--recompute NAMES, --max-tp-domain nvlink: what
+// the search may choose (each a comma list; values outside the model's space leave that dimension empty, said).
+PlanConstraints constraint_flags(const CommonFlags& f, const std::string& cmd);
+#define PODSIM_CONSTRAINT_FLAGS "--tp", "--pp", "--cp", "--ep", "--vpp", "--zero", "--micro-batch", "--precision", \
+                                "--recompute", "--max-tp-domain"
 // "--price" and "--objective" values; UsageError naming the command otherwise.
 PriceOption parse_price_option(const std::string& cmd, const std::string& v);
 Objective parse_objective(const std::string& cmd, const std::string& v);

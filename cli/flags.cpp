@@ -150,4 +150,53 @@ void check_out(const std::string& out) {
     }
 }
 
+PlanConstraints constraint_flags(const CommonFlags& f, const std::string& cmd) {
+    PlanConstraints c;
+    auto ints = [&](const char* name, auto& out, double max) {
+        if (!f.values.count(name)) return;
+        for (double v : number_list_flag(f, cmd, name, {}, 0, max)) {
+            if (v != std::floor(v)) throw UsageError(cmd + ": " + name + " takes whole numbers, got " + fmt::format("{:g}", v));
+            out.push_back(static_cast<typename std::decay_t<decltype(out)>::value_type>(v));
+        }
+    };
+    ints("--tp", c.tp, 1 << 20);
+    ints("--pp", c.pp, 1 << 20);
+    ints("--cp", c.cp, 1 << 20);
+    ints("--ep", c.ep, 1 << 20);
+    ints("--vpp", c.vpp, 1 << 10);
+    ints("--zero", c.zero, 3);
+    ints("--micro-batch", c.micro_batch, 1 << 20);
+    auto names = [&](const char* name) {
+        std::vector<std::string> out;
+        std::string cur;
+        for (char ch : f.value(name) + ",")
+            if (ch == ',') {
+                if (!cur.empty()) out.push_back(cur);
+                cur.clear();
+            } else {
+                cur += ch;
+            }
+        if (f.values.count(name) && out.empty()) throw UsageError(cmd + ": " + name + " needs a comma list");
+        return out;
+    };
+    for (const auto& n : names("--precision")) {
+        bool ok = false;
+        for (Precision p : {Precision::bf16, Precision::fp16, Precision::fp8, Precision::int8, Precision::fp4})
+            if (n == to_string(p)) c.precision.push_back(p), ok = true;
+        if (!ok) throw UsageError(cmd + ": --precision: unknown \"" + n + "\" (bf16, fp16, fp8, int8, fp4)");
+    }
+    for (const auto& n : names("--recompute")) {
+        bool ok = false;
+        for (Recompute r : {Recompute::none, Recompute::selective, Recompute::minimal, Recompute::full})
+            if (n == to_string(r)) c.recompute.push_back(r), ok = true;
+        if (!ok) throw UsageError(cmd + ": --recompute: unknown \"" + n + "\" (none, selective, minimal, full)");
+    }
+    if (f.values.count("--max-tp-domain")) {
+        if (f.value("--max-tp-domain") != "nvlink")
+            throw UsageError(cmd + ": --max-tp-domain takes \"nvlink\" (TP inside one NVLink domain)");
+        c.tp_in_nvlink_domain = true;
+    }
+    return c;
+}
+
 }  // namespace podsim

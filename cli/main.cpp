@@ -135,11 +135,18 @@ and the best --confirm are re-simulated with the event engine, whose figures are
   --price OPTION    purchase option for dollars (default on-demand)
   --deadline-days D print the cheapest plan that trains the token budget within D days
   --budget-usd X    print the fastest plan that trains the token budget for at most X dollars
-                    (both include failures and restarts: planner/goodput)
+                    (both include failures and restarts: planner/goodput; a 1y/3y commitment
+                    counts its whole term, used or not)
   --no-profiles     ignore hardware/profiles/ (stated efficiencies only)
   --no-progress     no progress bar (it is drawn on stderr when stderr is a terminal)
 
-Exit status 3 when no plan fits.
+Constraints (also for podsim report): each keeps only the listed values of its dimension
+  --tp/--pp/--cp/--ep/--vpp/--zero/--micro-batch LIST   e.g. --tp 1,2,4,8 --zero 1
+  --precision LIST  bf16, fp16, fp8, int8, fp4 (without it fp8 is tried where the chip has it)
+  --recompute LIST  none, selective, minimal, full
+  --max-tp-domain nvlink   TP only inside one NVLink domain (GPU systems)
+
+Exit status 3 when no plan fits (a constraint that leaves none says so).
 )"},
     {"sweep", R"(usage: podsim sweep SWEEP.json [--csv FILE] [--json FILE] [--no-progress]
 

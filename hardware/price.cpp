@@ -70,4 +70,10 @@ std::vector<PriceEntry> prices_from_json(const JsonObject& o) {
     return out;
 }
 
+std::optional<double> commitment_term_hours(PriceOption p) {
+    if (p == PriceOption::commit_1y) return 365.0 * 24;
+    if (p == PriceOption::commit_3y) return 3 * 365.0 * 24;
+    return std::nullopt;
+}
+
 }  // namespace podsim

@@ -13,6 +13,11 @@ const char* to_string(PriceOption p);
 inline constexpr PriceOption kAllPriceOptions[] = {PriceOption::on_demand, PriceOption::spot, PriceOption::commit_1y,
                                                    PriceOption::commit_3y};
 
+// A committed-use discount binds the buyer to pay for every hour of its term, used or not (Compute Engine and
+// Cloud TPU CUDs: 1- or 3-year terms, billed monthly; cloud.google.com/compute/docs/instances/committed-use-discounts-overview).
+// The term in hours (a year of 365 days); nullopt for options without a term.
+std::optional<double> commitment_term_hours(PriceOption p);
+
 // "on-demand", "spot", "1y", "3y" (the names scenarios, sweeps and the CLI use); nullopt for anything else.
 std::optional<PriceOption> price_option_from_string(const std::string& s);
 

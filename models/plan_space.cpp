@@ -1,5 +1,8 @@
 #include "models/plan_space.hpp"
 
+#include <algorithm>
+#include <string>
+
 #include "placement/placement.hpp"
 
 namespace podsim {
@@ -85,6 +88,53 @@ size_t for_each_plan(const SystemSpec& sys, const ParallelPlan& base, const Plan
         }
     }
     return n;
+}
+
+namespace {
+
+template <class T, class Name>
+std::string keep_only(std::vector<T>& have, const std::vector<T>& wanted, const char* what, Name name) {
+    if (wanted.empty()) return "";
+    std::vector<T> kept;
+    for (const T& v : have)
+        if (std::find(wanted.begin(), wanted.end(), v) != wanted.end()) kept.push_back(v);
+    if (!kept.empty()) {
+        have = std::move(kept);
+        return "";
+    }
+    std::string allowed;
+    for (const T& v : have) allowed += (allowed.empty() ? "" : ",") + name(v);
+    have.clear();
+    return std::string(what) + " allows none of the values asked for (this model on this system admits " + allowed + ")";
+}
+
+}  // namespace
+
+std::string constrain(PlanSpace& space, const PlanConstraints& c, const SystemSpec& sys) {
+    auto num = [](auto v) { return std::to_string(v); };
+    std::string why;
+    auto note = [&](std::string w) {
+        if (!w.empty() && why.empty()) why = std::move(w);
+    };
+    note(keep_only(space.tp, c.tp, "--tp", num));
+    note(keep_only(space.pp, c.pp, "--pp", num));
+    note(keep_only(space.cp, c.cp, "--cp", num));
+    note(keep_only(space.ep, c.ep, "--ep", num));
+    note(keep_only(space.vpp, c.vpp, "--vpp", num));
+    note(keep_only(space.zero, c.zero, "--zero", num));
+    note(keep_only(space.micro_batch, c.micro_batch, "--micro-batch", num));
+    note(keep_only(space.precision, c.precision, "--precision", [](Precision p) { return std::string(to_string(p)); }));
+    note(keep_only(space.recompute, c.recompute, "--recompute", [](Recompute r) { return std::string(to_string(r)); }));
+    if (c.tp_in_nvlink_domain && sys.is_gpu) {
+        const int domain = sys.domain_gpus();
+        std::vector<int> in;
+        for (int t : space.tp)
+            if (t <= domain && domain % t == 0) in.push_back(t);
+        if (in.empty()) note("--max-tp-domain nvlink: no TP degree the model admits fits one NVLink domain of " +
+                             std::to_string(domain) + " GPUs");
+        space.tp = in;
+    }
+    return why;
 }
 
 }  // namespace podsim

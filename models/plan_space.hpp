@@ -29,6 +29,24 @@ struct PlanSpace {
     int layers = 0;      // > 0: virtual stages must divide the layers per stage evenly (Megatron-LM's rule)
 };
 
+// What a user pins (issue #14: `search --tp 1,2,4,8 --precision bf16 ...`, a sweep's or report's same flags): each
+// list, where given, keeps only those values of the space; tp_in_nvlink_domain keeps TP inside one NVLink domain
+// (GPU systems: TP that divides the domain's GPUs, so every TP group lands in one domain).
+struct PlanConstraints {
+    std::vector<int> tp, pp, cp, ep, zero, vpp;
+    std::vector<long long> micro_batch;
+    std::vector<Precision> precision;
+    std::vector<Recompute> recompute;
+    bool tp_in_nvlink_domain = false;
+    bool any() const {
+        return !tp.empty() || !pp.empty() || !cp.empty() || !ep.empty() || !zero.empty() || !vpp.empty() ||
+               !micro_batch.empty() || !precision.empty() || !recompute.empty() || tp_in_nvlink_domain;
+    }
+};
+// Narrows `space` to the constraints on `sys`. Returns "" or, when a dimension is left empty, which one and what
+// the model allowed there (the search then has no plan, and says why).
+std::string constrain(PlanSpace& space, const PlanConstraints& c, const SystemSpec& sys);
+
 // Every value the model admits: tp dividing heads and ffn (and fitting the KV heads), cp dividing the sequence
 // down to 512-token blocks, pp up to the layer count, vpp up to 16 dividing the layers per stage, ZeRO 0-3, power-of-
 // two micro-batches up to 32, all recomputation modes, the scenario's precision and fp8 where the chip has it; for

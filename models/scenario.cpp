@@ -9,7 +9,7 @@ namespace podsim {
 Scenario scenario_from_json(const Json& j, const std::string& file, const Catalog& cat) {
     JsonObject o(j, file, "$");
     o.only_keys({"schema_version", "name", "description", "model", "system", "parallel", "batch", "training",
-                 "pricing", "notes"});
+                 "pricing", "reliability", "notes"});
     if (o.integer("schema_version") != 1) o.fail("schema_version", "expected 1");
     Scenario s;
     s.file = file;
@@ -76,8 +76,27 @@ Scenario scenario_from_json(const Json& j, const std::string& file, const Catalo
     s.token_budget = training.number_in("token_budget", 0, limits::max_tokens, 0);
     s.evaluation = evaluation_from_json(training);
     if (auto pr = o.opt_object("pricing")) {
-        pr->only_keys({"region"});
-        s.region = pr->string("region");
+        pr->only_keys({"region", "negotiated"});
+        if (auto n = pr->opt_object("negotiated")) {
+            n->only_keys({"unit", "on-demand", "spot", "1y", "3y", "source"});
+            NegotiatedPrice np;
+            np.sku = s.system.is_gpu ? s.system.node.id : s.system.chip.id;
+            const std::string unit = s.system.is_gpu ? "vm_hour" : "chip_hour";
+            np.unit = n->one_of("unit", {"chip_hour", "vm_hour"});
+            if (np.unit != unit)
+                n->fail("unit", "\"" + unit + "\": " + np.sku + " is priced per " +
+                                    (s.system.is_gpu ? "VM-hour (the whole VM)" : "chip-hour"));
+            bool any = false;
+            for (PriceOption po : kAllPriceOptions) {
+                const std::string key = po == PriceOption::on_demand ? "on-demand" : po == PriceOption::spot ? "spot"
+                                        : po == PriceOption::commit_1y ? "1y" : "3y";
+                if (n->has(key)) np.usd[static_cast<int>(po)] = n->number_in(key, 1e-6, 1e6), any = true;
+            }
+            if (!any) n->fail("on-demand", "at least one negotiated price (on-demand, spot, 1y, 3y) in USD per " + unit);
+            np.source = n->string("source");
+            s.negotiated = np;
+        }
+        if (pr->has("region") || !s.negotiated) s.region = pr->string("region");
         // A region no price entry has would leave every dollar figure out without saying why.
         std::string known;
         bool found = false;
@@ -85,7 +104,23 @@ Scenario scenario_from_json(const Json& j, const std::string& file, const Catalo
             found = found || e.region == s.region;
             if (known.find(e.region) == std::string::npos) known += (known.empty() ? "" : ", ") + e.region;
         }
-        if (!found) pr->fail("region", "no prices in region \"" + s.region + "\"; the catalog prices: " + known);
+        if (!s.region.empty() && !found)
+            pr->fail("region", "no prices in region \"" + s.region + "\"; the catalog prices: " + known);
+    }
+    if (auto r = o.opt_object("reliability")) {
+        // Failure rates from the buyer's own fleet; each overrides hardware/catalog/reliability.json's.
+        r->only_keys({"interruptions_per_chip_hour", "restart_overhead_s", "spot_preemptions_per_node_hour",
+                      "checkpoint_bandwidth_fraction", "source"});
+        ReliabilityOverrides& ro = s.reliability;
+        if (r->has("interruptions_per_chip_hour"))
+            ro.interruptions_per_chip_hour = r->number_in("interruptions_per_chip_hour", 1e-12, 1);
+        if (r->has("restart_overhead_s")) ro.restart_overhead_s = r->number_in("restart_overhead_s", 0, 7 * 86400);
+        if (r->has("spot_preemptions_per_node_hour"))
+            ro.spot_preemptions_per_node_hour = r->number_in("spot_preemptions_per_node_hour", 0, 10);
+        if (r->has("checkpoint_bandwidth_fraction"))
+            ro.checkpoint_bandwidth_fraction = r->number_in("checkpoint_bandwidth_fraction", 1e-3, 1);
+        if (!ro.any()) r->fail("interruptions_per_chip_hour", "at least one failure figure");
+        ro.source = r->string("source");
     }
     return s;
 }

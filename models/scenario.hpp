@@ -12,6 +12,24 @@
 
 namespace podsim {
 
+// What a buyer knows better than the catalog (issue #14): prices negotiated for the system's SKU (per the catalog's
+// unit; options not given keep the catalog's list price) and failure rates observed on their own fleet (fields not
+// given keep hardware/catalog/reliability.json's).
+struct NegotiatedPrice {
+    std::string sku, unit;  // the system's SKU and its unit ("chip_hour" TPU, "vm_hour" GPU)
+    std::optional<double> usd[4];  // indexed by PriceOption
+    std::string source;
+};
+struct ReliabilityOverrides {
+    std::optional<double> interruptions_per_chip_hour, restart_overhead_s, spot_preemptions_per_node_hour,
+        checkpoint_bandwidth_fraction;
+    std::string source;
+    bool any() const {
+        return interruptions_per_chip_hour || restart_overhead_s || spot_preemptions_per_node_hour ||
+               checkpoint_bandwidth_fraction;
+    }
+};
+
 struct Scenario {
     std::string file;
     std::string name;
@@ -22,6 +40,8 @@ struct Scenario {
     double token_budget = 0;   // tokens to train; 0 = not given
     std::optional<EvaluationSpec> evaluation;  // training.evaluation: passes on the way, counted in time to train
     std::string region;        // pricing region; empty = the catalog's first entry for the SKU
+    std::optional<NegotiatedPrice> negotiated;  // pricing.negotiated
+    ReliabilityOverrides reliability;           // the scenario's reliability block
     SoftwareStack stack;       // training.framework (default_scenario_stack() when not named)
     PlanFields free;           // plan fields the scenario left out, still to be completed (complete_scenario)
     std::vector<std::string> plan_choices;  // what the completion chose: "batch.micro_batch = 2", ...

@@ -8,10 +8,6 @@
 
 namespace podsim {
 
-// The largest relative error podsim shows on published runs (README, Accuracy): a claim beyond the simulation by
-// more than this is not explained by the model's own uncertainty.
-constexpr double kModelTolerance = 0.20;
-
 Claim load_claim(const std::string& file) {
     Json j = load_json_file(file);
     JsonObject o(j, file, "$");
@@ -64,15 +60,29 @@ ClaimVerdict check_claim(const Claim& c, const Scenario& s, const StepResult& r,
                          "finds is {:.1f}% ({:.1f}% model FLOPs), so the claim is {:.2f}x what the hardware does with this model "
                          "(podsim's worst error on published runs is {:.0f}%)",
                          100 * claimed, 100 * h.hfu, 100 * h.mfu, claimed / h.hfu, 100 * kModelTolerance));
+        v.notes.push_back("\"utilization\" in such claims is often duty cycle (the share of time the accelerators are "
+                          "busy, as Cloud Monitoring's TPU duty cycle or nvidia-smi's GPU utilization report it), which "
+                          "is near 100% for any busy job; podsim judges FLOPs utilization (FLOPs done over peak FLOPs)");
     }
     if (c.training_days) {
         const double seconds = *c.training_days * 86400;
         v.tokens_in_claimed_days = r.tokens_per_s * seconds;
         if (c.hardware_utilization)  // claimed utilization read as hardware FLOPs; scale by the plan's MFU/HFU
             v.implied_tokens_at_claim = seconds * peak * *c.hardware_utilization * (r.mfu / r.hfu) / flops_per_token;
-        find(true, fmt::format("in {:g} days the simulated plan trains {:.3g} tokens ({:.3f} tokens per parameter)",
-                               *c.training_days, v.tokens_in_claimed_days,
-                               v.tokens_in_claimed_days / s.model.total_params()));
+        const double per_param = v.tokens_in_claimed_days / s.model.total_params();
+        // "Trains the model in D days" means training it on its tokens: the claim's, else the scenario's budget.
+        const double needed = c.tokens ? *c.tokens : s.token_budget;
+        if (needed > 0 && !c.tokens)
+            find(v.tokens_in_claimed_days >= needed / (1 + kModelTolerance),
+                 fmt::format("in {:g} days the fastest simulated plan trains {:.3g} tokens ({:.3f} tokens per parameter); "
+                             "the scenario's budget is {:.3g} tokens ({:.2f} per parameter; compute-optimal training, "
+                             "Hoffmann et al. 2022, uses about 20)",
+                             *c.training_days, v.tokens_in_claimed_days, per_param, needed,
+                             needed / s.model.total_params()));
+        else
+            find(true, fmt::format("in {:g} days the simulated plan trains {:.3g} tokens ({:.3f} tokens per parameter; "
+                                   "compute-optimal training, Hoffmann et al. 2022, uses about 20)",
+                                   *c.training_days, v.tokens_in_claimed_days, per_param));
         if (c.tokens) {
             v.implied_mfu = *c.tokens * flops_per_token / (seconds * peak);
             find(v.implied_mfu <= r.mfu * (1 + kModelTolerance),

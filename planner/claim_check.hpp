@@ -10,6 +10,10 @@
 
 namespace podsim {
 
+// The largest relative error podsim shows on published runs (README, Accuracy): a claim beyond the simulation by
+// more than this is not explained by the model's own uncertainty.
+inline constexpr double kModelTolerance = 0.20;
+
 struct Claim {
     std::string file, name, source;
     std::string scenario_file;
@@ -24,6 +28,7 @@ struct ClaimVerdict {
     double implied_tokens_at_claim = 0;      // what the claimed days and utilization would train
     double tokens_in_claimed_days = 0;       // what the simulated plan trains in the claimed days
     double implied_mfu = 0;                  // when the claim gives tokens and days
+    std::vector<std::string> notes;          // explanations that are not findings (duty cycle vs FLOPs)
 };
 
 // `r`: the plan judged for throughput (tokens, MFU); `busiest`: the plan with the highest hardware FLOPs

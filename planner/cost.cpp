@@ -1,5 +1,6 @@
 #include "planner/cost.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "models/result_checks.hpp"
@@ -12,9 +13,37 @@ const OptionCost* find_option(const CostReport& c, PriceOption p) {
     return nullptr;
 }
 
+namespace {
+
+// The catalog's entry for the system's SKU with the negotiated options in place (for that SKU only: a what-if on
+// another machine type is priced at its list price).
+std::optional<PriceEntry> effective_price(const Catalog& cat, const SystemSpec& sys, const std::string& region,
+                                          const NegotiatedPrice* negotiated) {
+    const std::string sku = sys.is_gpu ? sys.node.id : sys.chip.id;
+    const PriceEntry* list = cat.price_for(sku, region);
+    if (!negotiated || negotiated->sku != sku) return list ? std::optional<PriceEntry>(*list) : std::nullopt;
+    PriceEntry e = list ? *list : PriceEntry{};
+    e.sku = sku, e.unit = negotiated->unit;
+    if (!list) e.region = region.empty() ? "negotiated" : region;
+    std::string which;
+    for (PriceOption o : kAllPriceOptions)
+        if (const auto& u = negotiated->usd[static_cast<int>(o)]) {
+            const int i = static_cast<int>(o);
+            (i == 0 ? e.on_demand_usd : i == 1 ? e.spot_usd : i == 2 ? e.commit_1y_usd : e.commit_3y_usd) = *u;
+            e.not_offered[i] = false;
+            which += (which.empty() ? "" : ", ") + std::string(to_string(o));
+        }
+    e.source = "negotiated (the scenario's pricing.negotiated: " + negotiated->source + ") for " + which +
+               (list ? "; other options: catalog list prices (" + list->source + ")" : "");
+    e.source_date = list ? list->source_date : "";
+    return e;
+}
+
+}  // namespace
+
 std::optional<double> system_usd_per_hour(const Catalog& cat, const SystemSpec& sys, const std::string& region,
-                                          PriceOption option) {
-    const PriceEntry* p = cat.price_for(sys.is_gpu ? sys.node.id : sys.chip.id, region);
+                                          PriceOption option, const NegotiatedPrice* negotiated) {
+    const auto p = effective_price(cat, sys, region, negotiated);
     if (!p) return std::nullopt;
     const auto u = p->usd(option);
     if (!u) return std::nullopt;
@@ -37,14 +66,15 @@ void check_costs(const CostReport& c) {
     }
     for (const OptionCost& o : c.options)
         for (const auto& v : {o.usd_per_hour, o.usd_per_million_tokens, o.usd_total, o.usd_total_with_failures,
-                              std::optional<double>(o.effective_time_s)})
+                              o.usd_commitment, o.usd_outlay, std::optional<double>(o.effective_time_s)})
             if (v) check_figure(to_string(o.option), *v, 0, inf, at + " (dollars and times)");
 }
 
 }  // namespace
 
 CostReport cost_report(const ModelSpec& m, const SystemSpec& sys, const StepResult& step, double token_budget,
-                       const Catalog& cat, const std::string& region, const ReliabilityInputs& rel) {
+                       const Catalog& cat, const std::string& region, const ReliabilityInputs& rel,
+                       const NegotiatedPrice* negotiated) {
     CostReport c;
     c.token_budget = token_budget;
     if (!step.feasible || step.tokens_per_s <= 0) return c;
@@ -59,7 +89,8 @@ CostReport cost_report(const ModelSpec& m, const SystemSpec& sys, const StepResu
     const double wall_tokens_per_s =
         step.evaluation ? step.tokens_per_step / c.train.step_incl_eval_s : step.tokens_per_s;
     const std::string sku = sys.is_gpu ? sys.node.id : sys.chip.id;
-    const PriceEntry* p = cat.price_for(sku, region);
+    const std::optional<PriceEntry> price = effective_price(cat, sys, region, negotiated);
+    const PriceEntry* p = price ? &*price : nullptr;
     if (!p) {
         c.no_price_reason = sys.is_gpu && sys.node.provider == "onprem"
                                 ? sys.node.id + " is an on-premise system; the catalog has no hourly price for it"
@@ -84,6 +115,15 @@ CostReport cost_report(const ModelSpec& m, const SystemSpec& sys, const StepResu
                 const Goodput& g = o == PriceOption::spot ? c.goodput_spot : c.goodput;
                 oc.effective_time_s = g.effective_time_s;
                 oc.usd_total_with_failures = *oc.usd_per_hour * g.effective_time_s / 3600;
+                oc.usd_outlay = oc.usd_total_with_failures;
+                if (auto term = commitment_term_hours(o)) {
+                    const double used_h = g.effective_time_s / 3600;
+                    oc.term_hours = *term;
+                    oc.terms = std::max(1, static_cast<int>(std::ceil(used_h / *term - 1e-9)));
+                    oc.usd_commitment = *oc.usd_per_hour * *term * oc.terms;
+                    oc.run_share_of_commitment = used_h / (*term * oc.terms);
+                    oc.usd_outlay = oc.usd_commitment;
+                }
             }
         }
         c.options.push_back(oc);

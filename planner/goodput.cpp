@@ -25,6 +25,17 @@ ReliabilityInputs load_reliability(const std::string& dir) {
     return r;
 }
 
+ReliabilityInputs with_overrides(const ReliabilityInputs& catalog, const ReliabilityOverrides& o) {
+    if (!o.any()) return catalog;
+    ReliabilityInputs r = catalog;
+    r.interruptions_per_chip_hour = o.interruptions_per_chip_hour.value_or(r.interruptions_per_chip_hour);
+    r.restart_overhead_s = o.restart_overhead_s.value_or(r.restart_overhead_s);
+    r.spot_preemptions_per_node_hour = o.spot_preemptions_per_node_hour.value_or(r.spot_preemptions_per_node_hour);
+    r.checkpoint_bandwidth_fraction = o.checkpoint_bandwidth_fraction.value_or(r.checkpoint_bandwidth_fraction);
+    r.file = "the scenario's reliability block (" + o.source + "), the rest from " + catalog.file;
+    return r;
+}
+
 Goodput goodput_model(const ModelSpec& m, const SystemSpec& sys, const StepResult& step, double token_budget,
                       const ReliabilityInputs& rel, double extra_per_hour) {
     Goodput g;

@@ -3,6 +3,8 @@
 #pragma once
 #include <string>
 
+#include "models/scenario.hpp"
+
 #include "hardware/system.hpp"
 #include "models/step.hpp"
 #include "models/transformer.hpp"
@@ -17,6 +19,8 @@ struct ReliabilityInputs {
     std::string file;
 };
 ReliabilityInputs load_reliability(const std::string& catalog_dir);
+// The catalog's figures with a scenario's own (its reliability block) in their place; `file` then names both.
+ReliabilityInputs with_overrides(const ReliabilityInputs& catalog, const ReliabilityOverrides& o);
 
 struct Goodput {
     double checkpoint_bytes = 0;      // weights + fp32 master + Adam moments, whole model

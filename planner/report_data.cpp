@@ -14,9 +14,11 @@ Report build_report(const Scenario& s, const Catalog& cat, const ReliabilityInpu
     so.record_timeline = true;
     so.evaluation = s.evaluation;
     r.scenario_step = simulate_step(s.model, s.system, s.plan, so);
-    r.scenario_cost = cost_report(s.model, s.system, r.scenario_step, s.token_budget, cat, s.region, rel);
+    r.scenario_cost = cost_report(s.model, s.system, r.scenario_step, s.token_budget, cat, s.region,
+                                  with_overrides(rel, s.reliability), s.negotiated ? &*s.negotiated : nullptr);
 
     SearchOptions q;
+    q.constraints = o.constraints;
     q.objective = o.objective;
     q.price = o.price;
     q.top = o.top;

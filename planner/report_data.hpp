@@ -25,6 +25,7 @@ struct ReportOptions {
     bool use_profiles = true;
     SimBudget budget;  // what one simulation may use (max_tasks, max_memory)
     std::function<void(size_t, size_t)> progress;
+    PlanConstraints constraints;  // as SearchOptions::constraints
 };
 
 struct Report {

@@ -75,6 +75,7 @@ double score_of(Objective o, double tokens_per_s, double mfu, std::optional<doub
 }  // namespace
 
 SearchResult search_plans(const Scenario& s, const Catalog& cat, const ReliabilityInputs& rel, const SearchOptions& o) {
+    const ReliabilityInputs rel_s = with_overrides(rel, s.reliability);
     SearchResult res;
     res.objective = o.objective;
     res.price = o.price;
@@ -93,7 +94,7 @@ SearchResult search_plans(const Scenario& s, const Catalog& cat, const Reliabili
         if (std::any_of(systems.begin(), systems.end(), [&](const SystemSpec& x) { return x.chips == sys->chips; }))
             continue;
         systems.push_back(*sys);
-        usd_per_hour.push_back(system_usd_per_hour(cat, *sys, s.region, o.price));
+        usd_per_hour.push_back(system_usd_per_hour(cat, *sys, s.region, o.price, s.negotiated ? &*s.negotiated : nullptr));
         if (o.objective == Objective::cost && !usd_per_hour.back())
             throw std::runtime_error("the cost objective needs the " + std::string(to_string(o.price)) + " price of " +
                                      (sys->is_gpu ? sys->node.id : sys->chip.id) +
@@ -106,6 +107,9 @@ SearchResult search_plans(const Scenario& s, const Catalog& cat, const Reliabili
     size_t total = 0;
     for (const auto& sys : systems) {
         spaces.push_back(o.space ? *o.space : default_plan_space(s.model, sys, s.plan));
+        if (o.constraints.any())
+            if (const std::string why = constrain(spaces.back(), o.constraints, sys); !why.empty())
+                res.skipped_scales.push_back(sys.label + ": " + why);
         total += for_each_plan(sys, s.plan, spaces.back(), [](const ParallelPlan&) {});
     }
     const size_t keep = static_cast<size_t>(std::max({o.confirm, o.top, o.refine, 1}));
@@ -172,7 +176,8 @@ SearchResult search_plans(const Scenario& s, const Catalog& cat, const Reliabili
         rp.screened = c.est;
         rp.step = simulate_step(s.model, rp.system, c.plan, so);
         if (!rp.step.feasible) continue;  // the closed form and the engine share their checks; kept for safety
-        rp.cost = cost_report(s.model, rp.system, rp.step, s.token_budget, cat, s.region, rel);
+        rp.cost = cost_report(s.model, rp.system, rp.step, s.token_budget, cat, s.region, rel_s,
+                              s.negotiated ? &*s.negotiated : nullptr);
         rp.usd_per_hour = usd_per_hour[c.system];
         rp.score = score_of(o.objective, rp.step.tokens_per_s, rp.step.mfu, rp.usd_per_hour);
         rp.enumeration_index = c.index;
@@ -213,7 +218,7 @@ SearchResult search_plans(const Scenario& s, const Catalog& cat, const Reliabili
     // --- Pareto front (time to train vs dollars, failures included) and cost advice -----------------------------
     auto option_cost = [&](const RankedPlan& rp) -> const OptionCost* {
         const OptionCost* oc = find_option(rp.cost, o.price);
-        return oc && oc->usd_total_with_failures ? oc : nullptr;
+        return oc && oc->usd_outlay ? oc : nullptr;
     };
     if (s.token_budget <= 0) {
         res.advice_note = "the scenario gives no training.token_budget, so there is no time to train or total cost";
@@ -227,9 +232,8 @@ SearchResult search_plans(const Scenario& s, const Catalog& cat, const Reliabili
             const OptionCost* b = option_cost(res.ranked[j]);
             if (j == i || !b) continue;
             const bool no_worse = b->effective_time_s <= a->effective_time_s &&
-                                  *b->usd_total_with_failures <= *a->usd_total_with_failures;
-            const bool better = b->effective_time_s < a->effective_time_s ||
-                                *b->usd_total_with_failures < *a->usd_total_with_failures;
+                                  *b->usd_outlay <= *a->usd_outlay;
+            const bool better = b->effective_time_s < a->effective_time_s || *b->usd_outlay < *a->usd_outlay;
             dominated = no_worse && (better || j < i);  // of equal points, the better-ranked one stands for all
         }
         if (!dominated) res.pareto.push_back(i);
@@ -245,9 +249,9 @@ SearchResult search_plans(const Scenario& s, const Catalog& cat, const Reliabili
         const OptionCost* c = option_cost(res.ranked[i]);
         if (o.deadline_days && c->effective_time_s <= *o.deadline_days * 86400 &&
             (!res.cheapest_within_deadline ||
-             *c->usd_total_with_failures < *option_cost(res.ranked[*res.cheapest_within_deadline])->usd_total_with_failures))
+             *c->usd_outlay < *option_cost(res.ranked[*res.cheapest_within_deadline])->usd_outlay))
             res.cheapest_within_deadline = i;
-        if (o.budget_usd && *c->usd_total_with_failures <= *o.budget_usd &&
+        if (o.budget_usd && *c->usd_outlay <= *o.budget_usd &&
             (!res.fastest_within_budget ||
              c->effective_time_s < option_cost(res.ranked[*res.fastest_within_budget])->effective_time_s))
             res.fastest_within_budget = i;
@@ -257,7 +261,7 @@ SearchResult search_plans(const Scenario& s, const Catalog& cat, const Reliabili
                                        option_cost(res.ranked[res.pareto.front()])->effective_time_s / 86400);
     if (o.budget_usd && !res.fastest_within_budget)
         res.advice_note += fmt::format("no plan found fits the ${:.4g} budget (cheapest: ${:.4g}). ", *o.budget_usd,
-                                       *option_cost(res.ranked[res.pareto.back()])->usd_total_with_failures);
+                                       *option_cost(res.ranked[res.pareto.back()])->usd_outlay);
     return res;
 }
 

@@ -169,7 +169,8 @@ SweepRow run_sweep_point(const SweepPoint& p, Objective objective, const Catalog
     o.price = p.price;
     o.top = 1;
     o.confirm = 10;
-    if (objective == Objective::cost && !system_usd_per_hour(cat, p.scenario.system, p.scenario.region, p.price))
+    if (objective == Objective::cost && !system_usd_per_hour(cat, p.scenario.system, p.scenario.region, p.price,
+                                                             p.scenario.negotiated ? &*p.scenario.negotiated : nullptr))
         o.objective = Objective::time;  // no price here: rank by time, the row says there is no price
     row.search = search_plans(p.scenario, cat, rel, o);
     return row;

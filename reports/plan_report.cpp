@@ -105,8 +105,8 @@ std::string plan_text(const Scenario& s, const StepResult& r, const CostReport& 
     if (!c.no_price_reason.empty()) {
         line("cost", c.no_price_reason);
     } else {
-        line("prices", fmt::format("{} per {} in {} ({}, {})", c.price_sku, c.price_unit == "chip_hour" ? "chip-hour" : "VM-hour",
-                                   c.price_region, c.price_date, c.price_source));
+        line("prices", fmt::format("{} per {} in {} ({}{})", c.price_sku, c.price_unit == "chip_hour" ? "chip-hour" : "VM-hour",
+                                   c.price_region, c.price_date.empty() ? "" : c.price_date + ", ", c.price_source));
         for (const auto& oc : c.options) {
             if (!oc.usd_per_hour) {
                 line(std::string("  ") + to_string(oc.option), oc.offered ? "no price in catalog" : "not offered");
@@ -115,6 +115,10 @@ std::string plan_text(const Scenario& s, const StepResult& r, const CostReport& 
             std::string v = fmt::format("{}/h, {:.2f} $/M tokens", money(*oc.usd_per_hour), *oc.usd_per_million_tokens);
             if (oc.usd_total) v += ", total " + money(*oc.usd_total);
             if (oc.usd_total_with_failures) v += " (" + money(*oc.usd_total_with_failures) + " with failures)";
+            if (oc.usd_commitment)
+                v += fmt::format("; the commitment itself: {} for {} term{} of {:g} h, the run uses {:.0f}% of it",
+                                 money(*oc.usd_commitment), oc.terms, oc.terms > 1 ? "s" : "", *oc.term_hours,
+                                 100 * oc.run_share_of_commitment);
             line(std::string("  ") + to_string(oc.option), v);
         }
     }
@@ -214,6 +218,13 @@ Json plan_json(const Scenario& s, const StepResult& r, const CostReport& c) {
             x["usd_total"] = oc.usd_total ? Json(*oc.usd_total) : Json(nullptr);
             x["usd_per_million_tokens"] = oc.usd_per_million_tokens ? Json(*oc.usd_per_million_tokens) : Json(nullptr);
             x["usd_total_with_failures"] = oc.usd_total_with_failures ? Json(*oc.usd_total_with_failures) : Json(nullptr);
+            x["usd_outlay"] = oc.usd_outlay ? Json(*oc.usd_outlay) : Json(nullptr);
+            if (oc.term_hours) {
+                x["commitment_term_hours"] = *oc.term_hours;
+                x["commitment_terms"] = oc.terms;
+                x["usd_commitment"] = oc.usd_commitment ? Json(*oc.usd_commitment) : Json(nullptr);
+                x["run_share_of_commitment"] = oc.run_share_of_commitment;
+            }
             x["effective_time_s"] = oc.effective_time_s;
             x["offered"] = oc.offered;
             opts[to_string(oc.option)] = x;

@@ -14,8 +14,11 @@ const OptionCost* chosen(const RankedPlan& p, PriceOption price) { return find_o
 
 std::string dollars_cell(const RankedPlan& p, PriceOption price) {
     const OptionCost* oc = chosen(p, price);
-    if (!oc || !oc->usd_total_with_failures) return oc && oc->usd_per_million_tokens ? money(*oc->usd_per_million_tokens) + "/Mtok" : "-";
-    return money(*oc->usd_total_with_failures);
+    if (!oc || !oc->usd_outlay) return oc && oc->usd_per_million_tokens ? money(*oc->usd_per_million_tokens) + "/Mtok" : "-";
+    // A commitment costs its whole term: that, with the run's share beside it.
+    if (oc->usd_commitment)
+        return money(*oc->usd_commitment) + " (run " + money(*oc->usd_total_with_failures) + ")";
+    return money(*oc->usd_outlay);
 }
 
 std::string days_cell(const RankedPlan& p, PriceOption price) {
@@ -57,17 +60,21 @@ std::string search_text(const Scenario& s, const SearchResult& r, int top) {
         o += "\n  NO FEASIBLE PLAN: every plan was dropped (reasons above)\n";
         return o;
     }
-    o += fmt::format("\n  {:>3} {:<22} {:<66} {:>9} {:>6} {:>7} {:>7} {:>7} {:>8} {:>7} {:>10}\n", "#", "system", "plan",
-                     "step s", "MFU%", "comp%", "comm%", "bubble%", "mem GiB", "days", "$ total");
+    // Commitments: the whole term's cost, with the run's share beside it.
+    const bool term = commitment_term_hours(r.price).has_value();
+    const int money_w = term ? 24 : 10;
+    o += fmt::format("\n  {:>3} {:<22} {:<66} {:>9} {:>6} {:>7} {:>7} {:>7} {:>8} {:>7} {:>{}}\n", "#", "system", "plan",
+                     "step s", "MFU%", "comp%", "comm%", "bubble%", "mem GiB", "days", term ? "$ term (run)" : "$ total",
+                     money_w);
     const int n = std::min<int>(top, static_cast<int>(r.ranked.size()));
     for (int i = 0; i < n; ++i) {
         const RankedPlan& p = r.ranked[i];
         const auto& b = p.step.breakdown;
         const double t = p.step.step_time_s;
-        o += fmt::format("  {:>3} {:<22} {:<66} {:>9.3f} {:>6.1f} {:>7.1f} {:>7.1f} {:>7.1f} {:>8.1f} {:>7} {:>10}\n", i + 1,
+        o += fmt::format("  {:>3} {:<22} {:<66} {:>9.3f} {:>6.1f} {:>7.1f} {:>7.1f} {:>7.1f} {:>8.1f} {:>7} {:>{}}\n", i + 1,
                          p.system.label, describe_plan(p.plan), t, 100 * p.step.mfu, 100 * b.compute_s / t,
                          100 * b.exposed_comm_s / t, 100 * b.bubble_s / t, p.step.memory.total_bytes / kGiB,
-                         days_cell(p, r.price), dollars_cell(p, r.price));
+                         days_cell(p, r.price), dollars_cell(p, r.price), money_w);
         if (!p.equivalents.empty())
             o += fmt::format("      same figures: {}{}\n", p.equivalents.front(),
                              p.equivalents.size() > 1 ? fmt::format(" and {} more", p.equivalents.size() - 1) : "");
@@ -99,6 +106,11 @@ std::string search_text(const Scenario& s, const SearchResult& r, int top) {
     }
     o += "  (step, MFU, breakdown and memory from the event engine; days and $ to train the token budget at the\n"
          "   chosen price, failures and restarts included; MFU convention: " + std::string(kMfuConvention) + ")\n";
+    if (term)
+        o += fmt::format("  a {} is paid for every hour of its term ({:g} h), used or not: the $ column is the whole\n"
+                         "   term(s) the run needs, the run's own share in parentheses; advice and the Pareto front use the\n"
+                         "   whole term\n",
+                         to_string(r.price), *commitment_term_hours(r.price));
     if (!r.pareto.empty()) {
         o += fmt::format("\n  Pareto front, time to train vs dollars ({}):\n", to_string(r.price));
         for (size_t i : r.pareto) {
@@ -155,6 +167,13 @@ nlohmann::json ranked_plan_json(const RankedPlan& p, PriceOption price) {
         if (oc->usd_per_million_tokens) j["usd_per_million_tokens"] = *oc->usd_per_million_tokens;
         if (oc->usd_total) j["usd_total"] = *oc->usd_total;
         if (oc->usd_total_with_failures) j["usd_total_with_failures"] = *oc->usd_total_with_failures;
+        if (oc->usd_outlay) j["usd_outlay"] = *oc->usd_outlay;
+        if (oc->usd_commitment) {
+            j["usd_commitment"] = *oc->usd_commitment;
+            j["commitment_terms"] = oc->terms;
+            j["commitment_term_hours"] = *oc->term_hours;
+            j["run_share_of_commitment"] = oc->run_share_of_commitment;
+        }
         if (oc->effective_time_s > 0) j["effective_time_s"] = oc->effective_time_s;
     }
     return j;

@@ -34,7 +34,8 @@ const std::vector<const char*>& fixed_columns() {
     static const std::vector<const char*> c = {
         "system_label", "chips", "chip", "params", "global_batch_seqs", "token_budget_tokens", "price_option",
         "plans_searched", "plans_feasible", "status", "reason", "best_plan", "step_time_s", "mfu_fraction",
-        "tokens_per_s", "memory_per_device_gib", "days_no_failures", "days_with_failures", "usd_with_failures"};
+        "tokens_per_s", "memory_per_device_gib", "days_no_failures", "days_with_failures", "usd_with_failures",
+        "usd_outlay"};
     return c;
 }
 
@@ -70,6 +71,7 @@ std::vector<std::string> cells(const SweepRow& r) {
     c.push_back(b.cost.time_to_train_s > 0 ? fmt::format("{:.2f}", b.cost.time_to_train_s / 86400) : "");
     c.push_back(oc && oc->effective_time_s > 0 ? fmt::format("{:.2f}", oc->effective_time_s / 86400) : "");
     c.push_back(oc && oc->usd_total_with_failures ? fmt::format("{:.0f}", *oc->usd_total_with_failures) : "");
+    c.push_back(oc && oc->usd_outlay ? fmt::format("{:.0f}", *oc->usd_outlay) : "");  // a commitment's whole terms
     return c;
 }
 

@@ -2,6 +2,7 @@
 
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -16,6 +17,14 @@ const Catalog& catalog() {
 
 std::string scenario(const std::string& name) { return std::string(PODSIM_SCENARIO_DIR) + "/" + name; }
 std::string shared(const std::string& rel) { return std::string(PODSIM_SHARED_DIR) + "/" + rel; }
+
+std::vector<std::string> shipped_scenarios() {
+    std::vector<std::string> v;
+    for (const auto& e : std::filesystem::directory_iterator(PODSIM_SCENARIO_DIR))
+        if (e.is_regular_file() && e.path().extension() == ".json") v.push_back(e.path().string());
+    std::sort(v.begin(), v.end());
+    return v;
+}
 
 std::string temp_dir() {
     static std::string dir = [] {

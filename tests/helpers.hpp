@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <string>
+#include <vector>
 
 #include "hardware/catalog.hpp"
 
@@ -14,6 +15,7 @@ inline doctest::Approx approx(double v) { return doctest::Approx(v).scale(0); }
 
 const Catalog& catalog();
 std::string scenario(const std::string& name);  // path of scenarios/<name>
+std::vector<std::string> shipped_scenarios();   // every scenarios/*.json (not the subfolders), sorted
 std::string shared(const std::string& rel);     // path under ../shared
 
 struct CommandResult {

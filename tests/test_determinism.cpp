@@ -97,14 +97,6 @@ void same_tree(const std::string& a, const std::string& b) {
     CHECK(files > 0);
 }
 
-std::vector<std::string> shipped_scenarios() {
-    std::vector<std::string> v;
-    for (const auto& e : fs::directory_iterator(PODSIM_SCENARIO_DIR))
-        if (e.is_regular_file() && e.path().extension() == ".json") v.push_back(e.path().string());
-    std::sort(v.begin(), v.end());
-    return v;
-}
-
 double seconds_since(std::chrono::steady_clock::time_point t0) {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
@@ -115,7 +107,7 @@ TEST_CASE("determinism: run, search and report of every shipped scenario, and th
     // Sized for a 2-core CI machine (about a minute in all): search confirms its best 3 plans with the engine and
     // the report covers the scenario's own chip count (--scales 1), except the seed case, which keeps the report's
     // default scales so that the Pareto front and the scaling curve are covered too.
-    const auto scenarios = shipped_scenarios();
+    const auto scenarios = podsim::test::shipped_scenarios();
     REQUIRE(scenarios.size() >= 10);
     std::ostringstream timings;
     timings.precision(2);

@@ -24,14 +24,6 @@ using namespace podsim;
 
 namespace {
 
-std::vector<std::string> shipped_scenarios() {
-    std::vector<std::string> out;
-    for (const auto& e : std::filesystem::directory_iterator(PODSIM_SCENARIO_DIR))
-        if (e.is_regular_file() && e.path().extension() == ".json") out.push_back(e.path().string());
-    std::sort(out.begin(), out.end());
-    return out;
-}
-
 const ReliabilityInputs& rel() {
     static const ReliabilityInputs r = load_reliability(default_catalog_dir());
     return r;
@@ -167,7 +159,7 @@ void check_settings(const Scenario& s, const SystemSpec& sys, const ParallelPlan
 TEST_CASE("framework settings obey MaxText's and Megatron-LM's rules: each shipped scenario's best plan and a "
           "sample of its space") {
     int checked = 0, blocked = 0, best_blocked = 0;
-    for (const std::string& file : shipped_scenarios()) {
+    for (const std::string& file : test::shipped_scenarios()) {
         const Scenario s = load_scenario(file, test::catalog());
         SearchOptions o;
         o.top = 1, o.confirm = 1;

@@ -21,14 +21,6 @@ using namespace podsim;
 
 namespace {
 
-std::vector<std::string> shipped_scenarios() {
-    std::vector<std::string> out;
-    for (const auto& e : std::filesystem::directory_iterator(PODSIM_SCENARIO_DIR))
-        if (e.is_regular_file() && e.path().extension() == ".json") out.push_back(e.path().string());
-    std::sort(out.begin(), out.end());
-    return out;
-}
-
 // Up to `n` fitting plans of the scenario's space, spread evenly over the enumeration order (deterministic).
 std::vector<ParallelPlan> sample_plans(const Scenario& s, size_t n) {
     StepEstimator est(s.model, s.system);
@@ -46,7 +38,7 @@ std::vector<ParallelPlan> sample_plans(const Scenario& s, size_t n) {
 TEST_CASE("the engine and the closed form agree on plans sampled from every shipped scenario's space") {
     std::map<Schedule, double> worst;
     std::map<Schedule, int> count;
-    for (const std::string& file : shipped_scenarios()) {
+    for (const std::string& file : test::shipped_scenarios()) {
         const Scenario s = load_scenario(file, test::catalog());
         std::vector<ParallelPlan> plans = sample_plans(s, 12);
         // GPipe is not in the search space (1F1B holds fewer activations for the same time): the same splits under

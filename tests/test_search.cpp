@@ -204,3 +204,32 @@ TEST_CASE("podsim sweep: one row per grid point, CSV and JSON, and axis errors a
     CHECK(bad2.exit_code == 1);
     CHECK(bad2.err.find("$.axes.chip_scale") != std::string::npos);
 }
+
+TEST_CASE("a constrained search: pinned precision and sizes, TP inside one NVLink domain, and why none is left") {
+    const Scenario sc = gpt3();
+    SearchOptions o;
+    o.top = 8, o.confirm = 8;
+    o.constraints.precision = {Precision::bf16};
+    o.constraints.tp = {4, 8, 16};
+    o.constraints.tp_in_nvlink_domain = true;  // A3 Mega: 8 GPUs a domain, so TP 16 goes
+    o.constraints.zero = {1};
+    const SearchResult r = search_plans(sc, test::catalog(), rel(), o);
+    REQUIRE(!r.ranked.empty());
+    for (const auto& p : r.ranked) {
+        CHECK(p.plan.precision == Precision::bf16);  // no fp8 added behind the user's back
+        CHECK((p.plan.tp == 4 || p.plan.tp == 8));
+        CHECK(p.plan.zero == 1);
+    }
+    // Unconstrained, the same search adds fp8 where the chip has it.
+    SearchOptions free;
+    free.top = 8, free.confirm = 8;
+    const SearchResult f = search_plans(sc, test::catalog(), rel(), free);
+    CHECK(std::any_of(f.ranked.begin(), f.ranked.end(), [](const RankedPlan& p) { return p.plan.precision == Precision::fp8; }));
+    // A value the model does not admit: no plan, and the reason names the flag and what was admitted.
+    auto none = test::run_podsim("search " + test::scenario("gpt3-175b-128xa3-mega.json") + " --tp 3 --no-progress");
+    CHECK(none.exit_code == 3);
+    CHECK(none.out.find("--tp allows none") != std::string::npos);
+    auto bad = test::run_podsim("search " + test::scenario("gpt3-175b-128xa3-mega.json") + " --precision fp7");
+    CHECK(bad.exit_code == 2);
+    CHECK(bad.err.find("--precision") != std::string::npos);
+}
