@@ -42,8 +42,8 @@ public:
     const std::vector<double>& stage_ends_s() const { return stage_end_; }
 
 private:
-    // 1F1B played out pass by pass (hand-off t): with fewer micro-batches than stages, and with clearly unequal
-    // stages when M x P is at most kPlayOutPasses (the play-out costs O(M P), the bound O(P)).
+    // 1F1B played out pass by pass (hand-off t): with fewer micro-batches than stages, and with a block of two or
+    // more clearly heavier stages when M x P is at most kPlayOutPasses (the play-out costs O(M P), the bound O(P)).
     static constexpr double kPlayOutPasses = 8192;
     double one_f_one_b_small(const std::vector<StageWork>& stages, long long micro_batches, double t);
     std::vector<double> f_end_, b_end_, free_at_;  // its scratch, kept across plans (no allocation per plan)
