@@ -31,6 +31,7 @@ commands:
   import hf|maxtext|megatron SOURCE --out SCENARIO.json
                           a model from a Hugging Face config, a MaxText YAML or Megatron-LM arguments
   help [command]          show help for a command
+  --version               podsim's version (and the commit it was built from)
 
 Each command accepts --help. Exit status: 0 success, 1 bad input, 2 usage error, 3 infeasible plan.
 
@@ -264,6 +265,11 @@ int main(int argc, char** argv) {
     }
     const std::string cmd = args[0];
     args.erase(args.begin());
+    if (cmd == "--version" || cmd == "version") {
+        const std::string commit = PODSIM_GIT_COMMIT;
+        std::cout << "podsim " << PODSIM_VERSION << (commit.empty() ? "" : " (" + commit + ")") << "\n";
+        return 0;
+    }
     if (cmd == "--help" || cmd == "-h" || cmd == "help") {
         if (!args.empty() && kHelp.count(args[0])) std::cout << kHelp.at(args[0]);
         else std::cout << kUsage;

@@ -142,3 +142,10 @@ TEST_CASE("validate --format json has the documented keys") {
     CHECK(j["failed"].get<int>() == 0);
     CHECK(j["runs"][0]["error"].is_null());
 }
+
+TEST_CASE("podsim --version names the version (and the commit where built from a checkout)") {
+    auto r = podsim::test::run_podsim("--version");
+    CHECK(r.exit_code == 0);
+    CHECK(r.out.rfind("podsim 0.", 0) == 0);
+    CHECK(r.out.back() == '\n');
+}
