@@ -12,11 +12,14 @@
 namespace podsim {
 
 int cmd_sweep(const Args& args) {
-    const CommonFlags f = parse_flags(args, "sweep", {"--csv", "--json"}, {"--no-progress"});
+    const CommonFlags f = parse_flags(args, "sweep", {"--csv", "--json", "--deadline-days", "--budget-usd"}, {"--no-progress"});
     if (f.positional.size() != 1) throw UsageError("sweep: expected one SWEEP.json (see podsim sweep --help)");
     if (!f.out.empty() || f.format != "text")
         throw UsageError("sweep: use --csv FILE and/or --json FILE (without them the CSV goes to stdout)");
     const SimBudget budget = budget_flags(f, "sweep");
+    SweepAdvice advice;
+    if (f.values.count("--deadline-days")) advice.deadline_days = number_flag(f, "sweep", "--deadline-days", 0, 1e-6, 36'525);
+    if (f.values.count("--budget-usd")) advice.budget_usd = number_flag(f, "sweep", "--budget-usd", 0, 0, 1e13);
     check_out(f.value("--csv"));  // before the points run, so a bad path fails at once
     check_out(f.value("--json"));
     const Catalog cat = Catalog::load(default_catalog_dir());
@@ -26,7 +29,7 @@ int cmd_sweep(const Args& args) {
     std::vector<SweepRow> rows;
     for (size_t i = 0; i < sw.points.size(); ++i) {
         if (bar) std::fprintf(stderr, "\r  point %zu / %zu", i + 1, sw.points.size()), std::fflush(stderr);
-        rows.push_back(run_sweep_point(sw.points[i], sw.objective, cat, rel, budget));
+        rows.push_back(run_sweep_point(sw.points[i], sw.objective, cat, rel, budget, advice));
     }
     if (bar) std::fprintf(stderr, "\n");
     const std::string csv = sweep_csv(sw, rows);

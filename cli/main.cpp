@@ -150,6 +150,7 @@ Constraints (also for podsim report): each keeps only the listed values of its d
 Exit status 3 when no plan fits (a constraint that leaves none says so).
 )"},
     {"sweep", R"(usage: podsim sweep SWEEP.json [--csv FILE] [--json FILE] [--no-progress]
+                    [--deadline-days D] [--budget-usd X]
 
 A what-if grid over a base scenario (see scenarios/sweeps/): every combination of the axes given,
 each searched like podsim search (closed-form screening, engine confirmation) for its best plan

@@ -160,7 +160,7 @@ Sweep load_sweep(const std::string& file, const Catalog& cat) {
 }
 
 SweepRow run_sweep_point(const SweepPoint& p, Objective objective, const Catalog& cat, const ReliabilityInputs& rel,
-                         const SimBudget& budget) {
+                         const SimBudget& budget, const SweepAdvice& advice) {
     SweepRow row;
     row.point = &p;
     SearchOptions o;
@@ -169,6 +169,8 @@ SweepRow run_sweep_point(const SweepPoint& p, Objective objective, const Catalog
     o.price = p.price;
     o.top = 1;
     o.confirm = 10;
+    o.deadline_days = advice.deadline_days;
+    o.budget_usd = advice.budget_usd;
     if (objective == Objective::cost && !system_usd_per_hour(cat, p.scenario.system, p.scenario.region, p.price,
                                                              p.scenario.negotiated ? &*p.scenario.negotiated : nullptr))
         o.objective = Objective::time;  // no price here: rank by time, the row says there is no price

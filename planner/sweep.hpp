@@ -1,6 +1,7 @@
 // What-if grids: a base scenario and axes (system = chip type and count or slice shape, chip-count scales, model,
 // global batch, token budget, price option, region); every point of the grid searched for its best plan.
 #pragma once
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -32,7 +33,12 @@ struct SweepRow {
     SearchResult search;  // ranked.front() is the point's best plan (when any fits)
 };
 
+// `advice`: deadline_days / budget_usd (podsim sweep --deadline-days / --budget-usd): each point's search also
+// finds the cheapest plan within the deadline and the fastest within the budget (SearchResult's advice).
+struct SweepAdvice {
+    std::optional<double> deadline_days, budget_usd;
+};
 SweepRow run_sweep_point(const SweepPoint& p, Objective objective, const Catalog& cat, const ReliabilityInputs& rel,
-                         const SimBudget& budget = {});
+                         const SimBudget& budget = {}, const SweepAdvice& advice = {});
 
 }  // namespace podsim

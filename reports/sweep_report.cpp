@@ -35,7 +35,8 @@ const std::vector<const char*>& fixed_columns() {
         "system_label", "chips", "chip", "params", "global_batch_seqs", "token_budget_tokens", "price_option",
         "plans_searched", "plans_feasible", "status", "reason", "best_plan", "step_time_s", "mfu_fraction",
         "tokens_per_s", "memory_per_device_gib", "days_no_failures", "days_with_failures", "usd_with_failures",
-        "usd_outlay"};
+        "usd_outlay", "deadline_plan", "deadline_days", "deadline_usd_outlay", "budget_plan", "budget_days",
+        "budget_usd_outlay", "advice_note"};
     return c;
 }
 
@@ -72,6 +73,14 @@ std::vector<std::string> cells(const SweepRow& r) {
     c.push_back(oc && oc->effective_time_s > 0 ? fmt::format("{:.2f}", oc->effective_time_s / 86400) : "");
     c.push_back(oc && oc->usd_total_with_failures ? fmt::format("{:.0f}", *oc->usd_total_with_failures) : "");
     c.push_back(oc && oc->usd_outlay ? fmt::format("{:.0f}", *oc->usd_outlay) : "");  // a commitment's whole terms
+    // sweep --deadline-days / --budget-usd: the cheapest plan within the deadline, the fastest within the budget.
+    for (const std::optional<size_t>& pick : {r.search.cheapest_within_deadline, r.search.fastest_within_budget}) {
+        const OptionCost* a = pick ? find_option(r.search.ranked[*pick].cost, r.point->price) : nullptr;
+        c.push_back(pick ? describe_plan(r.search.ranked[*pick].plan) : "");
+        c.push_back(a && a->effective_time_s > 0 ? fmt::format("{:.2f}", a->effective_time_s / 86400) : "");
+        c.push_back(a && a->usd_outlay ? fmt::format("{:.0f}", *a->usd_outlay) : "");
+    }
+    c.push_back(r.search.advice_note);
     return c;
 }
 
@@ -127,6 +136,12 @@ nlohmann::json sweep_json(const Sweep& s, const std::vector<SweepRow>& rows) {
             p["why_none"] = why_no_plan(r.search);
         } else {
             p["best"] = ranked_plan_json(r.search.ranked.front(), r.point->price);
+            if (r.search.cheapest_within_deadline)
+                p["cheapest_within_deadline"] =
+                    ranked_plan_json(r.search.ranked[*r.search.cheapest_within_deadline], r.point->price);
+            if (r.search.fastest_within_budget)
+                p["fastest_within_budget"] = ranked_plan_json(r.search.ranked[*r.search.fastest_within_budget], r.point->price);
+            if (!r.search.advice_note.empty()) p["advice_note"] = r.search.advice_note;
         }
         j["points"].push_back(p);
     }

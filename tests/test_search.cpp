@@ -233,3 +233,29 @@ TEST_CASE("a constrained search: pinned precision and sizes, TP inside one NVLin
     CHECK(bad.exit_code == 2);
     CHECK(bad.err.find("--precision") != std::string::npos);
 }
+
+TEST_CASE("sweep --deadline-days / --budget-usd: each point's cheapest plan within the deadline, fastest within budget") {
+    const std::string dir = test::temp_dir();
+    const std::string base = test::scenario("gpt3-175b-128xa3-mega.json");
+    test::write_file(dir + "/sweep.json", R"({"schema_version": 1, "name": "t", "scenario": ")" + base + R"(",
+        "objective": "time", "axes": {"chip_scale": [0.5, 1]}})");
+    auto r = test::run_podsim("sweep " + dir + "/sweep.json --deadline-days 30 --budget-usd 3e6 --json " + dir +
+                              "/out.json --csv " + dir + "/out.csv --no-progress");
+    REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+    std::ifstream in(dir + "/out.json");
+    const auto j = nlohmann::json::parse(in);
+    int within = 0;
+    for (const auto& p : j["points"]) {
+        if (p.contains("cheapest_within_deadline")) {
+            CHECK(p["cheapest_within_deadline"]["effective_time_s"].get<double>() <= 30 * 86400.0);
+            ++within;
+        }
+        if (p.contains("fastest_within_budget"))
+            CHECK(p["fastest_within_budget"]["usd_outlay"].get<double>() <= 3e6);
+    }
+    CHECK(within > 0);
+    std::ifstream csv(dir + "/out.csv");
+    std::string head;
+    std::getline(csv, head);
+    CHECK(head.find("deadline_plan,deadline_days,deadline_usd_outlay,budget_plan") != std::string::npos);
+}
