@@ -20,15 +20,21 @@ std::optional<PriceOption> price_option_from_string(const std::string& s) {
     return std::nullopt;
 }
 
-std::optional<double> PriceEntry::usd(PriceOption p) const {
+const std::optional<double>& PriceEntry::slot(PriceOption p) const {
     switch (p) {
         case PriceOption::on_demand: return on_demand_usd;
         case PriceOption::spot: return spot_usd;
         case PriceOption::commit_1y: return commit_1y_usd;
-        case PriceOption::commit_3y: return commit_3y_usd;
+        case PriceOption::commit_3y: break;
     }
-    return std::nullopt;
+    return commit_3y_usd;
 }
+
+std::optional<double>& PriceEntry::slot(PriceOption p) {
+    return const_cast<std::optional<double>&>(static_cast<const PriceEntry&>(*this).slot(p));
+}
+
+std::optional<double> PriceEntry::usd(PriceOption p) const { return slot(p); }
 
 std::vector<PriceEntry> prices_from_json(const JsonObject& o) {
     o.only_keys({"schema_version", "provider", "currency", "entries", "notes"});

@@ -36,6 +36,9 @@ struct PriceEntry {
     std::string source_date;
 
     std::optional<double> usd(PriceOption p) const;
+    // The field holding option p's price (on_demand_usd, spot_usd, ...), to read or set by option.
+    const std::optional<double>& slot(PriceOption p) const;
+    std::optional<double>& slot(PriceOption p);
     bool offered(PriceOption p) const { return !not_offered[static_cast<int>(p)]; }
 };
 

@@ -159,17 +159,17 @@ ImportedModel import_hf_config(const Json& config, const std::string& file, long
     // --- attention that podsim prices as full causal attention ---
     const auto window = o.has("sliding_window") && o.raw().at("sliding_window").is_number()
                             ? o.raw().at("sliding_window").get<double>() : 0.0;
+    // Qwen configs carry a sliding_window that applies only with use_sliding_window (default false).
+    const bool qwen = type.rfind("qwen", 0) == 0;
     const bool window_used = window > 0 && window < seq_len &&
-                             (type != "qwen2" && type != "qwen2_moe" && type != "qwen3" && type != "qwen3_moe"
-                                  ? true : o.opt_bool("use_sliding_window").value_or(false));
+                             (!qwen || o.opt_bool("use_sliding_window").value_or(false));
     if (window_used)
         out.notes.push_back("sliding-window attention (" + std::to_string(static_cast<long long>(window)) +
                             " tokens" + (type.rfind("gemma", 0) == 0 ? ", on alternate layers" : "") +
                             ") is priced as full causal attention over the sequence: an upper bound on its cost");
-    if (o.has("final_logit_softcapping") || o.has("attn_logit_softcapping"))
-        if (!o.raw().value("attn_logit_softcapping", Json()).is_null())
-            out.notes.push_back("attention logit soft-capping (Gemma 2) needs an attention kernel that supports it; "
-                                "podsim prices the flash kernel");
+    if (!o.raw().value("attn_logit_softcapping", Json()).is_null())
+        out.notes.push_back("attention logit soft-capping (Gemma 2) needs an attention kernel that supports it; "
+                            "podsim prices the flash kernel");
     const long long max_pos = o.opt_int("max_position_embeddings").value_or(0);
     if (max_pos > 0 && seq_len > max_pos)
         out.notes.push_back("seq_len " + std::to_string(seq_len) + " is beyond the config's max_position_embeddings " +

@@ -28,9 +28,8 @@ std::optional<PriceEntry> effective_price(const Catalog& cat, const SystemSpec& 
     std::string which;
     for (PriceOption o : kAllPriceOptions)
         if (const auto& u = negotiated->usd[static_cast<int>(o)]) {
-            const int i = static_cast<int>(o);
-            (i == 0 ? e.on_demand_usd : i == 1 ? e.spot_usd : i == 2 ? e.commit_1y_usd : e.commit_3y_usd) = *u;
-            e.not_offered[i] = false;
+            e.slot(o) = *u;
+            e.not_offered[static_cast<int>(o)] = false;
             which += (which.empty() ? "" : ", ") + std::string(to_string(o));
         }
     e.source = "negotiated (the scenario's pricing.negotiated: " + negotiated->source + ") for " + which +
