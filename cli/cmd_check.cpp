@@ -6,6 +6,7 @@
 #include "planner/cost.hpp"
 #include "planner/goodput.hpp"
 #include "planner/search.hpp"
+#include "reports/json_parts.hpp"
 
 namespace podsim {
 
@@ -33,9 +34,10 @@ int cmd_check(const Args& args) {
                                            : "the scenario's plan";
     // For a claimed utilization, the plan with the most hardware FLOPs (recomputation included) is the fairest test.
     const StepResult* busiest = &r;
+    const ParallelPlan* busiest_plan = searched ? &sr.ranked.front().plan : &s.plan;
     for (const auto& rp : sr.ranked)
-        if (rp.step.hfu > busiest->hfu) busiest = &rp.step;
-    if (given.feasible && given.hfu > busiest->hfu) busiest = &given;
+        if (rp.step.hfu > busiest->hfu) busiest = &rp.step, busiest_plan = &rp.plan;
+    if (given.feasible && given.hfu > busiest->hfu) busiest = &given, busiest_plan = &s.plan;
     ClaimVerdict v = check_claim(claim, s, r, *busiest);
 
     // What would meet the claim (issue #14): across 1-16x the claim's system, the plan that trains the tokens (the
@@ -93,23 +95,38 @@ int cmd_check(const Args& args) {
     }
     std::string out;
     if (f.format == "json") {
-        Json j = {{"schema_version", 1}, {"claim", claim.name}, {"scenario", claim.scenario_file},
-                  {"plausible", v.plausible}, {"findings", v.findings}, {"simulated_hfu", v.simulated_hfu},
-                  {"simulated_mfu", v.simulated_mfu}, {"tokens_in_claimed_days", v.tokens_in_claimed_days},
+        // Each utilization figure sits with the plan it belongs to (the best-MFU plan, and the plan with the most
+        // hardware FLOPs that a claimed utilization is tested against), so that they are never mixed up.
+        Json j = output_head("check");
+        auto plan_figures = [](const ParallelPlan& p, const StepResult& x) {
+            return Json{{"plan", plan_json(p)}, {"description", describe_plan(p)}, {"step_time_s", x.step_time_s},
+                        {"mfu", x.mfu}, {"hfu", x.hfu}};
+        };
+        j.update({{"claim", {{"name", claim.name}, {"file", f.positional[0]}}},
+                  {"scenario", scenario_ref_json(s)},
+                  {"plausible", v.plausible},
+                  {"findings", v.findings},
+                  {"best_mfu_plan", plan_figures(searched ? sr.ranked.front().plan : s.plan, r)},
+                  {"best_mfu_plan_searched", searched},
+                  {"plans_searched", sr.plans},
+                  {"highest_hfu_plan", plan_figures(*busiest_plan, *busiest)},
+                  {"scenario_plan", given.feasible ? plan_figures(s.plan, given) : Json(nullptr)},
+                  {"tokens_in_claimed_days", v.tokens_in_claimed_days > 0 ? Json(v.tokens_in_claimed_days) : Json(nullptr)},
                   // null where the claim gives nothing to imply them from (no utilization; no tokens and days)
-                  {"implied_tokens_at_claimed_utilization", v.implied_tokens_at_claim > 0 ? Json(v.implied_tokens_at_claim) : Json(nullptr)},
-                  {"implied_mfu", v.implied_mfu > 0 ? Json(v.implied_mfu) : Json(nullptr)}, {"closest_plan", plan_text},
-                  {"scenario_plan_mfu", given.feasible ? given.mfu : 0.0}, {"notes", v.notes}};
+                  {"implied_tokens_at_claimed_utilization",
+                   v.implied_tokens_at_claim > 0 ? Json(v.implied_tokens_at_claim) : Json(nullptr)},
+                  {"implied_mfu", v.implied_mfu > 0 ? Json(v.implied_mfu) : Json(nullptr)},
+                  {"notes", v.notes}});
         if (meets) {
             const OptionCost* oc = find_option(meets->cost, PriceOption::on_demand);
-            j["meets_claim"] = {{"system", meets->system.label}, {"chips", meets->system.chips},
-                                {"plan", describe_plan(meets->plan)},
+            j["meets_claim"] = {{"system", system_json(meets->system)}, {"plan", plan_json(meets->plan)},
+                                {"description", describe_plan(meets->plan)},
                                 {"days_with_failures", meets->cost.goodput.effective_time_s / 86400},
-                                {"usd_on_demand_with_failures", oc && oc->usd_outlay ? Json(*oc->usd_outlay) : Json(nullptr)}};
+                                {"cost", oc ? option_cost_json(*oc) : Json(nullptr)}};
         } else {
             j["meets_claim"] = nullptr;
         }
-        if (!answer.empty()) j["answer"] = answer;
+        j["answer"] = answer.empty() ? Json(nullptr) : Json(answer);
         out = j.dump(2) + "\n";
     } else {
         out = fmt::format("claim: {}\n  scenario: {} ({})\n  closest simulated plan: {}\n", claim.name, s.name,

@@ -24,7 +24,7 @@ bool is_report_file(const std::string& rel) {
 
 int cmd_report(const Args& args) {
     const CommonFlags f =
-        parse_flags(args, "report", {"--objective", "--price", "--top", "--scales", PODSIM_CONSTRAINT_FLAGS},
+        parse_flags(args, "report", {"--objective", "--price", "--top", "--scales", "--plan", PODSIM_CONSTRAINT_FLAGS},
                     {"--trace", "--no-profiles", "--no-progress"});
     if (f.positional.size() != 1) throw UsageError("report: expected one SCENARIO.json (see podsim report --help)");
     if (f.out.empty()) throw UsageError("report: --out DIR is required (the report is several files)");
@@ -53,8 +53,34 @@ int cmd_report(const Args& args) {
     // Everything is rendered before anything is written; then the files are built in a temporary directory beside DIR
     // and renamed onto it whole: a failure part-way leaves nothing, and an old report is replaced in one step.
     const std::string md = report_markdown(r, charts), html = report_html(r, charts);
+    // The trace shows one step of the plan --plan names: the report's best plan (default), the scenario's, or one
+    // written out (as search prints plans); that one is simulated here with the report's options.
+    const std::string which = f.value("--plan", "best");
+    if (f.values.count("--plan") && !f.switches.count("--trace"))
+        throw UsageError("report: --plan chooses the plan of the trace: give --trace with it");
+    std::optional<StepResult> own;
+    const StepResult* traced = nullptr;
+    std::string traced_plan;
+    if (which == "best") {
+        traced = r.best_step ? &*r.best_step : &r.scenario_step;
+        traced_plan = r.best_step ? describe_plan(r.provisioned) : describe_plan(s.plan) + " (the scenario's plan: no best plan found)";
+    } else if (which == "scenario") {
+        traced = &r.scenario_step, traced_plan = describe_plan(s.plan) + " (the scenario's plan)";
+    } else {
+        const ParallelPlan p = parse_plan_text("report", which, s.plan, s.system.chips);
+        StepOptions so;
+        so.use_profiles = o.use_profiles, so.budget = o.budget, so.record_timeline = true;
+        own = simulate_step(s.model, s.system, p, so);
+        if (!own->feasible) {
+            std::string why;
+            for (const auto& x : own->infeasible) why += (why.empty() ? "" : "; ") + x;
+            throw UsageError("report: --plan \"" + which + "\" is not feasible: " + why);
+        }
+        traced = &*own, traced_plan = describe_plan(p);
+    }
+    const bool want_trace = f.switches.count("--trace") > 0;
     const std::string trace =
-        f.switches.count("--trace") && r.scenario_step.feasible ? perfetto_trace(r.scenario_step, s.name).dump() + "\n" : "";
+        want_trace && traced->feasible ? perfetto_trace(*traced, s.name, traced_plan).dump() + "\n" : "";
     try {
         StagedDir dir(f.out, is_report_file, "podsim report");
         for (const auto& [id, svg] : charts) dir.write("charts/" + id + ".svg", svg);
@@ -70,8 +96,8 @@ int cmd_report(const Args& args) {
     std::cout << "podsim report: wrote " << (dir / "report.md").string() << ", " << (dir / "report.html").string() << " and "
               << charts.size() << " charts in " << (dir / "charts").string()
               << (trace.empty() ? "" : ", " + (dir / "trace.json").string() + " (open in ui.perfetto.dev)") << "\n";
-    if (f.switches.count("--trace") && !r.scenario_step.feasible)
-        std::cerr << "podsim: no trace: the scenario's plan is infeasible\n";
+    if (want_trace && !traced->feasible) std::cerr << "podsim: no trace: the scenario's plan is infeasible\n";
+    if (!trace.empty()) std::cout << "  trace of " << traced_plan << "\n";
     return 0;
 }
 

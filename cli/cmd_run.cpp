@@ -63,7 +63,7 @@ int cmd_run(const Args& args) {
     const CostReport c = cost_report(s.model, s.system, r, s.token_budget, cat, s.region,
                                      with_overrides(load_reliability(default_catalog_dir()), s.reliability),
                                      s.negotiated ? &*s.negotiated : nullptr);
-    const std::string out = f.format == "json" ? plan_json(s, r, c).dump(2) + "\n" : plan_text(s, r, c);
+    const std::string out = f.format == "json" ? run_json(s, r, c).dump(2) + "\n" : plan_text(s, r, c);
     return answer(out, r.feasible, s.file, r.infeasible, r.infeasible_paths, f.out);
 }
 

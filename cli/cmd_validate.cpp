@@ -54,7 +54,8 @@ int cmd_validate(const Args& args) {
             }
             ValidationRow row;
             row.id = run.id;
-            row.system = run.system.label;
+            row.system = run.system.label, row.chip = run.system.chip.id, row.chips = run.system.chips;
+            row.plan = pred.plan;
             row.published_step_time_s = run.published_step_time_s;
             row.predicted_step_time_s = r.step_time_s;
             row.mfu = r.mfu;

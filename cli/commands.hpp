@@ -61,6 +61,10 @@ SimBudget budget_flags(const CommonFlags& f, const std::string& cmd);
 // --tp/--pp/--cp/--ep/--vpp/--zero/--micro-batch LIST, --precision/--recompute NAMES, --max-tp-domain nvlink: what
 // the search may choose (each a comma list; values outside the model's space leave that dimension empty, said).
 PlanConstraints constraint_flags(const CommonFlags& f, const std::string& cmd);
+// A plan written as `search` prints it ("tp 8 pp 16 (vpp 2) dp 8 cp 1 sp mb 1 zero 1 rc selective bf16", or the
+// short "tp8 pp16x2 dp8 sp mb1 z1 rc:selective bf16"; "key=value" also works): the fields it names, over `base`.
+// dp defaults to what the chips leave; the split must use exactly `chips`. UsageError naming the bad word.
+ParallelPlan parse_plan_text(const std::string& cmd, const std::string& text, const ParallelPlan& base, int chips);
 #define PODSIM_CONSTRAINT_FLAGS "--tp", "--pp", "--cp", "--ep", "--vpp", "--zero", "--micro-batch", "--precision", \
                                 "--recompute", "--max-tp-domain"
 // "--price" and "--objective" values; UsageError naming the command otherwise.

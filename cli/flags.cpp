@@ -199,4 +199,77 @@ PlanConstraints constraint_flags(const CommonFlags& f, const std::string& cmd) {
     return c;
 }
 
+ParallelPlan parse_plan_text(const std::string& cmd, const std::string& text, const ParallelPlan& base, int chips) {
+    std::vector<std::string> words;
+    std::string cur;
+    for (char ch : text + " ") {
+        if (ch == ' ' || ch == '(' || ch == ')' || ch == ',' || ch == '=' || ch == ':' || ch == '\t') {
+            if (!cur.empty()) words.push_back(cur);
+            cur.clear();
+        } else {
+            cur += ch;
+        }
+    }
+    const std::string grammar = "(tp N, pp N[xV], vpp N, dp N, cp N, ep N, etp N, mb N, zero N, rc none|selective|minimal|"
+                                "full, sp, a precision: bf16 fp16 fp8 int8 fp4)";
+    auto fail = [&](const std::string& why) -> ParallelPlan {
+        throw UsageError(cmd + ": --plan \"" + text + "\": " + why + " " + grammar);
+    };
+    ParallelPlan p = base;
+    bool dp_given = false;
+    auto number = [&](const std::string& key, const std::string& v, long long min = 1) -> long long {
+        if (v.empty() || v.size() > 9 || v.find_first_not_of("0123456789") != std::string::npos || std::stoll(v) < min)
+            fail(key + " needs a whole number >= " + std::to_string(min) + ", got \"" + v + "\";");
+        return std::stoll(v);
+    };
+    static const char* const kKeys[] = {"vpp", "etp", "zero", "tp", "pp", "dp", "cp", "ep", "mb", "rc", "z"};
+    for (size_t i = 0; i < words.size(); ++i) {
+        const std::string& w = words[i];
+        if (w == "sp") { p.sp = true; continue; }
+        if (w == "nosp") { p.sp = false; continue; }
+        bool prec = false;
+        for (Precision x : {Precision::bf16, Precision::fp16, Precision::fp8, Precision::int8, Precision::fp4})
+            if (w == to_string(x)) p.precision = x, prec = true;
+        if (prec) continue;
+        std::string key, val;
+        for (const char* k : kKeys)
+            if (w.rfind(k, 0) == 0) { key = k, val = w.substr(key.size()); break; }
+        if (key.empty()) fail("unknown word \"" + w + "\";");
+        if (val.empty()) {
+            if (i + 1 >= words.size()) fail(key + " needs a value;");
+            val = words[++i];
+        }
+        if (key == "rc") {
+            bool ok = false;
+            for (Recompute r : {Recompute::none, Recompute::selective, Recompute::minimal, Recompute::full})
+                if (val == to_string(r)) p.recompute = r, ok = true;
+            if (!ok) fail("unknown recomputation \"" + val + "\";");
+            continue;
+        }
+        if (key == "pp" && val.find('x') != std::string::npos) {  // the short form: pp16x2 is 16 stages, 2 chunks each
+            p.vpp = static_cast<int>(number("vpp", val.substr(val.find('x') + 1)));
+            val = val.substr(0, val.find('x'));
+        }
+        const long long n = number(key, val, key == "zero" || key == "z" ? 0 : 1);
+        if (key == "tp") p.tp = static_cast<int>(n);
+        else if (key == "pp") p.pp = static_cast<int>(n);
+        else if (key == "vpp") p.vpp = static_cast<int>(n);
+        else if (key == "dp") p.dp = static_cast<int>(n), dp_given = true;
+        else if (key == "cp") p.cp = static_cast<int>(n);
+        else if (key == "ep") p.ep = static_cast<int>(n);
+        else if (key == "etp") p.etp = static_cast<int>(n);
+        else if (key == "mb") p.micro_batch = n;
+        else if (n > 3) fail("zero takes 0-3;");
+        else p.zero = static_cast<int>(n);
+    }
+    const long long others = static_cast<long long>(p.tp) * p.pp * p.cp;
+    if (!dp_given) {
+        if (chips % others != 0) fail(fmt::format("tp x pp x cp = {} does not divide the {} chips;", others, chips));
+        p.dp = static_cast<int>(chips / others);
+    }
+    if (others * p.dp != chips)
+        fail(fmt::format("dp x tp x pp x cp = {} but the system has {} chips;", others * p.dp, chips));
+    return p;
+}
+
 }  // namespace podsim

@@ -167,7 +167,7 @@ time, MFU, tokens/s, memory, days (without and with failures) and dollars with f
 point's price. CSV to stdout unless --csv/--json name files (each written whole or not at all).
 Every axis value is checked before any point runs; errors name the sweep file and JSON path.
 )"},
-    {"report", R"(usage: podsim report SCENARIO.json --out DIR [--trace] [--objective time|cost|mfu]
+    {"report", R"(usage: podsim report SCENARIO.json --out DIR [--trace [--plan best|scenario|PLAN]] [--objective time|cost|mfu]
                      [--price on-demand|spot|1y|3y] [--top 8] [--scales 0.25,0.5,1,2,4]
                      [--no-profiles] [--no-progress]
 
@@ -180,9 +180,14 @@ scaling curve over --scales of the chip count, cost and goodput per purchase opt
 provisioning commands (gcloud TPU queued resources or GPU VMs) and framework settings for the
 best plan, and the assumptions with their sources.
 
-  --trace    also write DIR/trace.json: one step of the scenario's plan as a Chrome/Perfetto
-             trace (a process per pipeline stage, a thread per stream); open it in
-             ui.perfetto.dev or chrome://tracing
+  --trace    also write DIR/trace.json: one step as a Chrome/Perfetto trace (a process per
+             pipeline stage; threads for compute, collectives, sends and gradient sync): every
+             task, every transformer layer, each kernel and collective (bytes, group, algorithm,
+             overlapped or blocking) of the first and last micro-batch, flow arrows between
+             pipeline stages; open it in ui.perfetto.dev or chrome://tracing
+  --plan     the plan the trace shows: best (the report's best plan, default), scenario, or a
+             plan as search prints it, e.g. "tp 8 pp 8 (vpp 6) dp 16 sp mb 1 zero 1 rc selective
+             bf16" or "tp8 pp8x6 dp16 sp mb1 z1 rc:selective bf16" (unnamed fields: the scenario's)
 
 DIR is built whole in a temporary directory beside it and renamed into place at the end, so a
 failure leaves nothing. DIR's parent must exist. An existing DIR is replaced only when it is empty

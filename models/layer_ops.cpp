@@ -16,6 +16,28 @@ const char* to_string(OpKind k) {
     return "?";
 }
 
+const char* to_string(CommGroup g) {
+    switch (g) {
+        case CommGroup::tp: return "tp";
+        case CommGroup::cp: return "cp";
+        case CommGroup::fsdp: return "fsdp";
+        case CommGroup::ep: return "ep";
+        case CommGroup::etp: return "etp";
+    }
+    return "?";
+}
+
+const char* to_string(CommKind k) {
+    switch (k) {
+        case CommKind::all_reduce: return "all-reduce";
+        case CommKind::reduce_scatter: return "reduce-scatter";
+        case CommKind::all_gather: return "all-gather";
+        case CommKind::send_recv: return "send-recv";
+        case CommKind::all_to_all: return "all-to-all";
+    }
+    return "?";
+}
+
 const char* to_string(NumFormat f) {
     switch (f) {
         case NumFormat::b16: return "b16";

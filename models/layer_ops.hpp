@@ -21,6 +21,8 @@ enum class OpPass { forward, backward_data, backward_weight };
 enum class OpRole { plain, attention_core, attention_softmax };
 enum class CommGroup { tp, cp, fsdp, ep, etp };
 enum class CommKind { all_reduce, reduce_scatter, all_gather, send_recv, all_to_all };
+const char* to_string(CommGroup g);  // "tp", "cp", "fsdp", "ep", "etp"
+const char* to_string(CommKind k);   // "all-reduce", "reduce-scatter", "all-gather", "send-recv", "all-to-all"
 // The number format a GEMM's operands are in, which sets the tensor-core / MXU rate it runs at (quantize_ops.hpp
 // says which GEMM runs in which, per precision and pass). b16: bf16 or fp16.
 enum class NumFormat { b16, fp8, int8, fp4 };

@@ -34,6 +34,7 @@ LoweredStep lower_step(const StepCosts& c) {
     const int P = c.pp, v = c.vpp, nchunks = P * v;
     const int M = static_cast<int>(c.micro_batches);
     low.micro_batches = M;
+    low.chunks_per_stage = c.vpp;
     std::vector<uint32_t> s_fsend(P), s_bsend(P), s_dp(P);
     low.compute_stream.resize(P);
     for (int s = 0; s < P; ++s) {
@@ -112,13 +113,13 @@ LoweredStep lower_step(const StepCosts& c) {
             const int mc = model_chunk(s, o.chunk);
             if (o.fwd && mc + 1 < nchunks) {
                 const int ns = (s + 1) % P, nc = s + 1 < P ? o.chunk : o.chunk + 1;
-                const uint32_t send = g.add_task(s_fsend[s], cP2P);
+                const uint32_t send = g.add_task(s_fsend[s], cP2P, key(s, o.chunk, o.mb));
                 g.add_dependency(Fin[key(s, o.chunk, o.mb)], send);
                 g.add_dependency(send, Fin[key(ns, nc, o.mb)]);
             }
             if (!o.fwd && mc > 0) {
                 const int ps = (s + P - 1) % P, pc = s > 0 ? o.chunk : o.chunk - 1;
-                const uint32_t send = g.add_task(s_bsend[s], cP2P);
+                const uint32_t send = g.add_task(s_bsend[s], cP2P, key(s, o.chunk, o.mb));
                 g.add_dependency(Bout[key(s, o.chunk, o.mb)], send);
                 g.add_dependency(send, Bin[key(ps, pc, o.mb)]);
             }
@@ -180,8 +181,15 @@ std::vector<TimelineSpan> timeline_of(const LoweredStep& low, const SimResult& s
         ts.stage = static_cast<int>(t.stream / kStreamsPerStage);
         ts.stream = sn.substr(sn.find('.') + 1);
         ts.label = c.label;
-        if (ts.stream == "compute" && (c.label[0] == 'F' || c.label[0] == 'B') && M > 0)
-            ts.label += " mb" + std::to_string(t.tag % M);
+        const bool pass_task = ts.stream == "compute" && (c.label[0] == 'F' || c.label[0] == 'B');
+        const bool send_task = ts.stream == "send_fwd" || ts.stream == "send_bwd";
+        if (pass_task && M > 0) ts.label += " mb" + std::to_string(t.tag % M);
+        if ((pass_task || send_task) && M > 0) {
+            // The tag is the pass's key: (stage x chunks + chunk) x M + micro-batch (lower_step).
+            ts.pass = pass_task ? c.label[0] : ts.stream == "send_fwd" ? 'F' : 'B';
+            ts.chunk = static_cast<int>((t.tag / M) % low.chunks_per_stage);
+            ts.micro_batch = static_cast<int>(t.tag % M);
+        }
         ts.start_s = sp.start_s, ts.finish_s = sp.finish_s;
         ts.compute_s = c.parts_s[kCompute], ts.exposed_comm_s = c.parts_s[kExposedComm];
         ts.optimizer_s = c.parts_s[kOptimizer], ts.side_comm_s = c.parts_s[kSideComm];

@@ -16,6 +16,7 @@ namespace podsim {
 struct LoweredStep {
     TaskGraph graph;
     int micro_batches = 0;
+    int chunks_per_stage = 1;  // vpp
     // Per stage: its compute stream, its last compute task, its optimizer task and its last task.
     std::vector<uint32_t> compute_stream, last_compute, optimizer_task, tail_task;
 };
@@ -31,6 +32,10 @@ struct TimelineSpan {
     int stage = 0;
     std::string stream;  // "compute", "send_fwd", "send_bwd", "dp"
     std::string label;   // "F s0 c1 mb3", "B piece", "grad sync", "optimizer", "p2p"
+    // Forward/backward compute tasks and their activation/gradient sends: 'F' or 'B', the stage's model chunk and
+    // the micro-batch (a send carries its sender's); 0 / -1 for every other task.
+    char pass = 0;
+    int chunk = -1, micro_batch = -1;
     double start_s = 0, finish_s = 0;
     double compute_s = 0, exposed_comm_s = 0, optimizer_s = 0, side_comm_s = 0;  // parts of the duration
 };

@@ -161,7 +161,9 @@ namespace podsim {
 
 std::vector<OpTiming> op_timings(const std::vector<Op>& ops, const CostContext& c) {
     std::vector<OpTiming> out;
-    for (const auto& o : ops) out.push_back({o.name, o.kind, op_time_s(o, c), o.flops, o.kind == OpKind::collective ? o.comm_bytes : o.bytes});
+    for (const auto& o : ops)
+        out.push_back({o.name, o.kind, op_time_s(o, c), o.flops, o.kind == OpKind::collective ? o.comm_bytes : o.bytes,
+                       o.group, o.comm, o.overlappable});
     return out;
 }
 

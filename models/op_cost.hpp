@@ -52,6 +52,10 @@ struct OpTiming {
     double time_s;
     double flops;
     double bytes;
+    // Collectives: which group, which collective, and whether it may hide under the pass's compute.
+    CommGroup group = CommGroup::tp;
+    CommKind comm = CommKind::all_reduce;
+    bool overlappable = false;
 };
 std::vector<OpTiming> op_timings(const std::vector<Op>& ops, const CostContext& c);
 

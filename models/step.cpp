@@ -27,6 +27,8 @@ StepResult simulate_step(const ModelSpec& m, const SystemSpec& sys, const Parall
     r.layer_forward = std::move(c.layer_forward);
     r.layer_backward = std::move(c.layer_backward);
     r.micro_batches = c.micro_batches;
+    r.pp = c.pp, r.vpp = c.vpp;
+    for (const ChunkCosts& ck : c.chunks) r.chunk_layers.push_back(ck.layers);
     if (!r.feasible && opt.skip_engine_if_infeasible) return r;
 
     const LoweredStep low = lower_step(c);

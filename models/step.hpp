@@ -45,6 +45,10 @@ struct StepResult {
     SimResult sim;                    // timeline only when asked for
     std::vector<TimelineSpan> timeline;  // record_timeline: every task, in start order
     std::vector<OpTiming> layer_forward, layer_backward;  // one layer, one micro-batch (backward incl. recompute)
+    // Transformer layers of each stage's model chunks (stage s, chunk c at s x vpp + c; model chunk c x pp + s), for
+    // traces that show per-layer events.
+    int pp = 1, vpp = 1;
+    std::vector<int> chunk_layers;
     std::optional<EvalPass> evaluation;  // one evaluation pass on this plan, when StepOptions::evaluation states one
 };
 

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "reports/format.hpp"
+#include "reports/json_parts.hpp"
 
 namespace podsim {
 
@@ -140,26 +141,21 @@ std::string plan_text(const Scenario& s, const StepResult& r, const CostReport& 
     return o;
 }
 
-Json plan_json(const Scenario& s, const StepResult& r, const CostReport& c) {
-    const auto& p = s.plan;
-    Json j;
-    j["schema_version"] = 1;
-    j["scenario"] = {{"name", s.name}, {"file", s.file}};
+Json run_json(const Scenario& s, const StepResult& r, const CostReport& c) {
+    Json j = output_head("run");
+    j["scenario"] = scenario_ref_json(s);
     j["model"] = {{"name", s.model.name}, {"params", s.model.total_params()}, {"layers", s.model.layers}};
-    j["system"] = {{"label", s.system.label}, {"chips", s.system.chips}, {"chip", s.system.chip.id}};
-    j["plan"] = {{"dp", p.dp}, {"tp", p.tp}, {"pp", p.pp}, {"vpp", p.vpp}, {"cp", p.cp}, {"sp", p.sp}, {"zero", p.zero},
-                 {"schedule", to_string(p.schedule)}, {"micro_batch", p.micro_batch}, {"global_batch_seqs", p.global_batch},
-                 {"precision", to_string(p.precision)}, {"recompute", to_string(p.recompute)},
-                 {"attention", to_string(p.attention)}};
-    if (p.precision == Precision::fp8) j["plan"]["fp8_recipe"] = to_string(p.fp8_recipe);
+    j["system"] = system_json(s.system);
+    j["plan"] = plan_json(s.plan);
     j["plan_choices"] = s.plan_choices;
     j["software_stack"] = s.stack.id;
     j["feasible"] = r.feasible;
     j["infeasible_reasons"] = r.infeasible;
+    // An infeasible plan still says what its memory would be: the reason is most often that it does not fit.
+    j["memory_per_device_bytes"] = memory_json(r.memory);
     if (!r.feasible) return j;
     j["step_time_s"] = r.step_time_s;
-    j["breakdown_s"] = {{"compute", r.breakdown.compute_s}, {"exposed_communication", r.breakdown.exposed_comm_s},
-                        {"pipeline_bubble", r.breakdown.bubble_s}, {"optimizer", r.breakdown.optimizer_s}};
+    j["breakdown_s"] = breakdown_json(r.breakdown);
     if (r.evaluation) {
         const EvalPass& e = *r.evaluation;
         j["evaluation"] = {{"tokens", e.spec.tokens}, {"interval_steps", e.spec.interval_steps},
@@ -167,6 +163,8 @@ Json plan_json(const Scenario& s, const StepResult& r, const CostReport& c) {
                            {"full_batches", e.full_batches}, {"last_batch_seqs", e.last_batch_seqs},
                            {"micro_batches_per_batch", e.micro_batches}, {"batch_s", e.batch_s},
                            {"eval_pass_s", e.pass_s}, {"step_time_incl_eval_s", c.train.step_incl_eval_s}};
+    } else {
+        j["evaluation"] = nullptr;
     }
     j["tokens_per_s"] = r.tokens_per_s;
     j["mfu"] = r.mfu;
@@ -178,17 +176,7 @@ Json plan_json(const Scenario& s, const StepResult& r, const CostReport& c) {
     j["hardware_flops_per_step"] = r.hardware_flops_per_step;
     j["efficiency_source"] = r.efficiency_source;
     j["network_backend"] = r.network_backend;
-    Json nets = Json::array();
-    for (const auto& n : r.networks)
-        nets.push_back({{"group", n.group}, {"size", n.size}, {"path", n.path}, {"algorithm", n.algorithm},
-                        {"in_one_nvlink_domain", n.in_one_nvlink_domain}});
-    j["networks"] = nets;
-    const auto& m = r.memory;
-    j["memory_per_device_bytes"] = {{"weights", m.weights_bytes}, {"master_weights", m.master_bytes},
-                                    {"gradients", m.gradients_bytes}, {"optimizer_states", m.optimizer_bytes},
-                                    {"activations", m.activations_bytes}, {"transient", m.transient_bytes},
-                                    {"workspace", m.workspace_bytes}, {"total", m.total_bytes}, {"hbm", m.hbm_bytes},
-                                    {"fits", m.fits}};
+    j["networks"] = networks_json(r.networks);
     Json cost;
     cost["token_budget"] = c.token_budget;
     cost["time_to_train_s"] = c.time_to_train_s;
@@ -207,29 +195,13 @@ Json plan_json(const Scenario& s, const StepResult& r, const CostReport& c) {
     cost["goodput"] = gp(c.goodput);
     cost["goodput_spot"] = gp(c.goodput_spot);
     cost["reliability_source"] = c.reliability_file;
-    if (!c.no_price_reason.empty()) cost["no_price_reason"] = c.no_price_reason;
-    else {
+    cost["no_price_reason"] = c.no_price_reason.empty() ? Json(nullptr) : Json(c.no_price_reason);
+    cost["price"] = nullptr;
+    cost["options"] = Json::array();
+    if (c.no_price_reason.empty()) {
         cost["price"] = {{"sku", c.price_sku}, {"region", c.price_region}, {"unit", c.price_unit},
                          {"source", c.price_source}, {"source_date", c.price_date}};
-        Json opts = Json::object();
-        for (const auto& oc : c.options) {
-            Json x;
-            x["usd_per_hour"] = oc.usd_per_hour ? Json(*oc.usd_per_hour) : Json(nullptr);
-            x["usd_total"] = oc.usd_total ? Json(*oc.usd_total) : Json(nullptr);
-            x["usd_per_million_tokens"] = oc.usd_per_million_tokens ? Json(*oc.usd_per_million_tokens) : Json(nullptr);
-            x["usd_total_with_failures"] = oc.usd_total_with_failures ? Json(*oc.usd_total_with_failures) : Json(nullptr);
-            x["usd_outlay"] = oc.usd_outlay ? Json(*oc.usd_outlay) : Json(nullptr);
-            if (oc.term_hours) {
-                x["commitment_term_hours"] = *oc.term_hours;
-                x["commitment_terms"] = oc.terms;
-                x["usd_commitment"] = oc.usd_commitment ? Json(*oc.usd_commitment) : Json(nullptr);
-                x["run_share_of_commitment"] = oc.run_share_of_commitment;
-            }
-            x["effective_time_s"] = oc.effective_time_s;
-            x["offered"] = oc.offered;
-            opts[to_string(oc.option)] = x;
-        }
-        cost["options"] = opts;
+        for (const auto& oc : c.options) cost["options"].push_back(option_cost_json(oc));
     }
     j["cost"] = cost;
     j["simulated_tasks"] = r.simulated_tasks;

@@ -9,6 +9,6 @@
 namespace podsim {
 
 std::string plan_text(const Scenario& s, const StepResult& r, const CostReport& c);
-Json plan_json(const Scenario& s, const StepResult& r, const CostReport& c);
+Json run_json(const Scenario& s, const StepResult& r, const CostReport& c);  // `run --format json`
 
 }  // namespace podsim

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "reports/format.hpp"
+#include "reports/json_parts.hpp"
 
 namespace podsim {
 
@@ -133,64 +134,18 @@ std::string search_text(const Scenario& s, const SearchResult& r, int top) {
     return o;
 }
 
-nlohmann::json ranked_plan_json(const RankedPlan& p, PriceOption price) {
-    nlohmann::json j;
-    const auto& pl = p.plan;
-    j["system"] = p.system.label;
-    j["chips"] = p.system.chips;
-    j["plan"] = {{"dp", pl.dp}, {"tp", pl.tp}, {"pp", pl.pp}, {"vpp", pl.vpp}, {"cp", pl.cp}, {"sp", pl.sp},
-                 {"zero", pl.zero}, {"ep", pl.ep}, {"etp", pl.expert_tp()}, {"micro_batch", pl.micro_batch},
-                 {"schedule", to_string(pl.schedule)},
-                 {"recompute", to_string(pl.recompute)}, {"precision", to_string(pl.precision)},
-                 {"tp_comm_overlap", to_string(pl.tp_comm_overlap)}};
-    // Where each parallel group sits and the collective algorithm it was priced with.
-    j["networks"] = nlohmann::json::array();
-    for (const auto& u : p.step.networks)
-        j["networks"].push_back({{"group", u.group}, {"size", u.size}, {"path", u.path}, {"algorithm", u.algorithm},
-                                 {"in_one_nvlink_domain", u.in_one_nvlink_domain}});
-    const auto& b = p.step.breakdown;
-    j["step_time_s"] = p.step.step_time_s;
-    j["screened_step_time_s"] = p.screened.step_time_s;
-    if (p.simgrid_step_s) j["simgrid_step_time_s"] = *p.simgrid_step_s;
-    j["equivalent_plans"] = p.equivalents;
-    j["breakdown_s"] = {{"compute", b.compute_s}, {"exposed_comm", b.exposed_comm_s}, {"bubble", b.bubble_s},
-                        {"optimizer", b.optimizer_s}};
-    j["tokens_per_s"] = p.step.tokens_per_s;
-    j["mfu"] = p.step.mfu;
-    j["mfu_causal_halved"] = p.step.mfu_causal;
-    j["hfu"] = p.step.hfu;
-    j["memory_bytes"] = p.step.memory.total_bytes;
-    j["hbm_bytes"] = p.step.memory.hbm_bytes;
-    if (p.usd_per_hour) j["usd_per_hour"] = *p.usd_per_hour;
-    if (p.cost.time_to_train_s > 0) j["time_to_train_s"] = p.cost.time_to_train_s;
-    if (const OptionCost* oc = chosen(p, price)) {
-        if (oc->usd_per_million_tokens) j["usd_per_million_tokens"] = *oc->usd_per_million_tokens;
-        if (oc->usd_total) j["usd_total"] = *oc->usd_total;
-        if (oc->usd_total_with_failures) j["usd_total_with_failures"] = *oc->usd_total_with_failures;
-        if (oc->usd_outlay) j["usd_outlay"] = *oc->usd_outlay;
-        if (oc->usd_commitment) {
-            j["usd_commitment"] = *oc->usd_commitment;
-            j["commitment_terms"] = oc->terms;
-            j["commitment_term_hours"] = *oc->term_hours;
-            j["run_share_of_commitment"] = oc->run_share_of_commitment;
-        }
-        if (oc->effective_time_s > 0) j["effective_time_s"] = oc->effective_time_s;
-    }
-    return j;
-}
-
 nlohmann::json search_json(const Scenario& s, const SearchResult& r, int top) {
-    nlohmann::json j;
-    j["scenario"] = s.file;
+    nlohmann::json j = output_head("search");
+    j["scenario"] = scenario_ref_json(s);
     j["objective"] = to_string(r.objective);
-    j["price_option"] = to_string(r.price);
+    j["price_option"] = price_option_key(r.price);
     j["plans"] = r.plans;
     j["feasible"] = r.feasible;
     j["screen_s"] = r.screen_s;
     j["plans_per_s"] = r.plans / std::max(r.screen_s, 1e-9);
     j["systems"] = nlohmann::json::array();
     for (const auto& ss : r.systems) {
-        nlohmann::json x{{"system", ss.label}, {"chips", ss.chips}, {"plans", ss.plans}, {"feasible", ss.feasible}};
+        nlohmann::json x{{"label", ss.label}, {"chips", ss.chips}, {"plans", ss.plans}, {"feasible", ss.feasible}};
         x["rejected"] = nlohmann::json::object();
         for (const auto& [why, n] : ss.rejected) x["rejected"][to_string(why)] = {{"count", n}, {"example", ss.example.at(why)}};
         j["systems"].push_back(x);
@@ -201,9 +156,12 @@ nlohmann::json search_json(const Scenario& s, const SearchResult& r, int top) {
         j["ranked"].push_back(ranked_plan_json(r.ranked[i], r.price));
     j["pareto"] = nlohmann::json::array();
     for (size_t i : r.pareto) j["pareto"].push_back(ranked_plan_json(r.ranked[i], r.price));
-    if (r.cheapest_within_deadline) j["cheapest_within_deadline"] = ranked_plan_json(r.ranked[*r.cheapest_within_deadline], r.price);
-    if (r.fastest_within_budget) j["fastest_within_budget"] = ranked_plan_json(r.ranked[*r.fastest_within_budget], r.price);
-    if (!r.advice_note.empty()) j["note"] = r.advice_note;
+    j["cheapest_within_deadline"] = r.cheapest_within_deadline
+                                        ? ranked_plan_json(r.ranked[*r.cheapest_within_deadline], r.price)
+                                        : nlohmann::json(nullptr);
+    j["fastest_within_budget"] = r.fastest_within_budget ? ranked_plan_json(r.ranked[*r.fastest_within_budget], r.price)
+                                                         : nlohmann::json(nullptr);
+    j["advice_note"] = r.advice_note.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.advice_note);
     return j;
 }
 

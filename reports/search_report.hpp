@@ -12,6 +12,5 @@ namespace podsim {
 
 std::string search_text(const Scenario& s, const SearchResult& r, int top);
 nlohmann::json search_json(const Scenario& s, const SearchResult& r, int top);
-nlohmann::json ranked_plan_json(const RankedPlan& p, PriceOption price);
 
 }  // namespace podsim

@@ -6,6 +6,7 @@
 
 #include "models/result_checks.hpp"
 
+#include "reports/json_parts.hpp"
 #include "reports/search_report.hpp"
 
 namespace podsim {
@@ -51,7 +52,7 @@ std::vector<std::string> cells(const SweepRow& r) {
     c.push_back(fmt::format("{:.4g}", s.model.total_params()));
     c.push_back(std::to_string(s.plan.global_batch));
     c.push_back(fmt::format("{:g}", s.token_budget));
-    c.push_back(to_string(r.point->price));
+    c.push_back(price_option_key(r.point->price));
     c.push_back(std::to_string(r.search.plans));
     c.push_back(std::to_string(r.search.feasible));
     if (r.search.ranked.empty()) {
@@ -114,35 +115,31 @@ std::string sweep_csv(const Sweep& s, const std::vector<SweepRow>& rows) {
 }
 
 nlohmann::json sweep_json(const Sweep& s, const std::vector<SweepRow>& rows) {
-    nlohmann::json j;
-    j["sweep"] = s.file;
-    j["name"] = s.name;
+    nlohmann::json j = output_head("sweep");
+    j["sweep"] = {{"name", s.name}, {"file", s.file}};
     j["objective"] = to_string(s.objective);
     j["axes"] = s.axis_names;
     j["points"] = nlohmann::json::array();
+    auto plan_or_null = [](const SearchResult& sr, const std::optional<size_t>& i, PriceOption price) {
+        return i ? ranked_plan_json(sr.ranked[*i], price) : nlohmann::json(nullptr);
+    };
     for (const auto& r : rows) {
         nlohmann::json p;
+        p["axes"] = nlohmann::json::object();
         for (const auto& [k, v] : r.point->axes) p["axes"][k] = v;
-        p["system"] = r.point->scenario.system.label;
-        p["chips"] = r.point->scenario.system.chips;
+        p["system"] = system_json(r.point->scenario.system);
         p["params"] = r.point->scenario.model.total_params();
         p["global_batch_seqs"] = r.point->scenario.plan.global_batch;
         p["token_budget"] = r.point->scenario.token_budget;
-        p["price_option"] = to_string(r.point->price);
+        p["price_option"] = price_option_key(r.point->price);
         p["plans"] = r.search.plans;
         p["feasible"] = r.search.feasible;
-        if (r.search.ranked.empty()) {
-            p["best"] = nullptr;
-            p["why_none"] = why_no_plan(r.search);
-        } else {
-            p["best"] = ranked_plan_json(r.search.ranked.front(), r.point->price);
-            if (r.search.cheapest_within_deadline)
-                p["cheapest_within_deadline"] =
-                    ranked_plan_json(r.search.ranked[*r.search.cheapest_within_deadline], r.point->price);
-            if (r.search.fastest_within_budget)
-                p["fastest_within_budget"] = ranked_plan_json(r.search.ranked[*r.search.fastest_within_budget], r.point->price);
-            if (!r.search.advice_note.empty()) p["advice_note"] = r.search.advice_note;
-        }
+        const bool none = r.search.ranked.empty();
+        p["best"] = none ? nlohmann::json(nullptr) : ranked_plan_json(r.search.ranked.front(), r.point->price);
+        p["why_none"] = none ? nlohmann::json(why_no_plan(r.search)) : nlohmann::json(nullptr);
+        p["cheapest_within_deadline"] = plan_or_null(r.search, r.search.cheapest_within_deadline, r.point->price);
+        p["fastest_within_budget"] = plan_or_null(r.search, r.search.fastest_within_budget, r.point->price);
+        p["advice_note"] = r.search.advice_note.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.search.advice_note);
         j["points"].push_back(p);
     }
     return j;

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <fmt/format.h>
 
+#include "reports/json_parts.hpp"
+
 namespace podsim {
 
 ValidationSummary summarize(std::vector<ValidationRow> rows) {
@@ -65,23 +67,28 @@ std::string validation_text(const ValidationSummary& v) {
 
 Json validation_json(const ValidationSummary& v) {
     Json runs = Json::array();
+    // Every run has the same keys; a run that could not be predicted has its prediction null and `error` set.
     for (const auto& r : v.rows) {
-        if (!r.error.empty()) {
-            runs.push_back({{"id", r.id}, {"system", r.system}, {"published_step_time_s", r.published_step_time_s},
-                            {"error", r.error}});
-            continue;
-        }
-        runs.push_back({{"id", r.id}, {"system", r.system}, {"published_step_time_s", r.published_step_time_s},
-                        {"predicted_step_time_s", r.predicted_step_time_s}, {"error_pct", r.error_pct},
-                        {"mfu", r.mfu}, {"fits_memory_model", r.fits}, {"note", r.note}, {"group", r.group},
-                        {"chosen", r.chosen}, {"error", nullptr}});
+        const bool ok = r.error.empty();
+        auto num = [&](double x) { return ok ? Json(x) : Json(nullptr); };
+        runs.push_back({{"id", r.id},
+                        {"system", r.chips > 0 ? Json{{"label", r.system}, {"chip", r.chip}, {"chips", r.chips}}
+                                               : Json(nullptr)},
+                        {"plan", ok && r.plan ? plan_json(*r.plan) : Json(nullptr)},
+                        {"published_step_time_s", r.published_step_time_s > 0 ? Json(r.published_step_time_s) : Json(nullptr)},
+                        {"predicted_step_time_s", num(r.predicted_step_time_s)}, {"error_pct", num(r.error_pct)},
+                        {"mfu", num(r.mfu)}, {"fits_memory_model", ok ? Json(r.fits) : Json(nullptr)},
+                        {"note", r.note}, {"group", r.group}, {"chosen", r.chosen},
+                        {"error", ok ? Json(nullptr) : Json(r.error)}});
     }
     Json groups = Json::array();
     for (const auto& g : v.groups)
         groups.push_back({{"group", g.group}, {"runs", g.runs}, {"mape_pct", g.mape_pct},
                           {"max_error_pct", g.max_error_pct}});
-    return {{"schema_version", 1}, {"runs", runs}, {"mape_pct", v.mape_pct}, {"max_error_pct", v.max_error_pct},
-            {"worst_id", v.worst_id}, {"predicted", v.predicted}, {"failed", v.failed}, {"groups", groups}};
+    Json j = output_head("validate");
+    j.update({{"runs", runs}, {"mape_pct", v.mape_pct}, {"max_error_pct", v.max_error_pct}, {"worst_id", v.worst_id},
+              {"predicted", v.predicted}, {"failed", v.failed}, {"groups", groups}});
+    return j;
 }
 
 }  // namespace podsim

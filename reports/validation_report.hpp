@@ -1,15 +1,21 @@
 // Predicted vs published step times for a set of published runs: per-run error, MAPE and worst error.
 #pragma once
+
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "hardware/json_reader.hpp"
+#include "models/plan.hpp"
 
 namespace podsim {
 
 struct ValidationRow {
     std::string id;
-    std::string system;
+    std::string system;    // the system's label, chip id and chip count
+    std::string chip;
+    int chips = 0;
+    std::optional<ParallelPlan> plan;  // the plan simulated (completed where the record left settings out)
     double published_step_time_s = 0;
     double predicted_step_time_s = 0;
     double error_pct = 0;  // signed: (predicted - published) / published

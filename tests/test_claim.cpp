@@ -11,7 +11,7 @@ TEST_CASE("the seed claim (1.2T on 2048 v4 TensorCores, 21 days, 92% utilization
     auto j = podsim::Json::parse(r.out);
     CHECK(j["plausible"] == false);
     // The simulated plan's hardware utilization is far below 92%: the claim exceeds it by more than the model's error.
-    CHECK(j["simulated_hfu"].get<double>() < 0.92 / 1.2);
+    CHECK(j["highest_hfu_plan"]["hfu"].get<double>() < 0.92 / 1.2);
     CHECK(j["tokens_in_claimed_days"].get<double>() > 0);
 }
 
@@ -38,8 +38,9 @@ TEST_CASE("check answers, not only verdicts: what meets the claimed days and its
     // The seed's 300B tokens in 21 days: a larger system does it, and check names it with its cost.
     REQUIRE(j["meets_claim"].is_object());
     CHECK(j["meets_claim"]["days_with_failures"].get<double>() <= 21);
-    CHECK(j["meets_claim"]["chips"].get<int>() > 1024);
-    CHECK(j["meets_claim"]["usd_on_demand_with_failures"].get<double>() > 0);
+    CHECK(j["meets_claim"]["system"]["chips"].get<int>() > 1024);
+    CHECK(j["meets_claim"]["cost"]["price_option"] == "on-demand");
+    CHECK(j["meets_claim"]["cost"]["usd_outlay"].get<double>() > 0);
     // 21 days on the claim's own 1,024 chips trains a fraction of the budget: a finding that fails the claim.
     bool tokens_finding = false;
     for (const auto& f : j["findings"]) tokens_finding = tokens_finding || f.get<std::string>().find("budget is") != std::string::npos;

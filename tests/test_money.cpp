@@ -65,11 +65,12 @@ TEST_CASE("search --price 3y: the term cost in the table and the advice, not the
     REQUIRE_MESSAGE(r.exit_code == 0, r.err);
     const auto j = nlohmann::json::parse(r.out);
     const auto& best = j["ranked"][0];
-    REQUIRE(best.contains("usd_commitment"));
-    CHECK(best["usd_commitment"].get<double>() > 5e6);
-    CHECK(best["usd_total_with_failures"].get<double>() < best["usd_commitment"].get<double>());
-    CHECK(best["commitment_term_hours"] == 26280);
-    CHECK(!j.contains("fastest_within_budget"));
+    const auto& c = best["cost"]["commitment"];
+    REQUIRE(c.is_object());
+    CHECK(c["usd"].get<double>() > 5e6);
+    CHECK(best["cost"]["usd_total_with_failures"].get<double>() < c["usd"].get<double>());
+    CHECK(c["term_hours"] == 26280);
+    CHECK(j["fastest_within_budget"].is_null());
     auto t = test::run_podsim("search " + test::scenario("seed-1.2t-v4-2048.json") +
                               " --price 3y --scales 1 --top 2 --no-progress");
     REQUIRE(t.exit_code == 0);
@@ -115,5 +116,6 @@ TEST_CASE("negotiated prices and the buyer's failure rates replace the catalog's
     auto run = test::run_podsim("run " + dir + "/onprem.json --format json");
     REQUIRE_MESSAGE(run.exit_code == 0, run.err);
     const auto rj = nlohmann::json::parse(run.out);
-    CHECK(rj["cost"]["options"]["on-demand"]["usd_per_hour"].get<double>() == approx(20.0 * 384));
+    REQUIRE(rj["cost"]["options"][0]["price_option"] == "on-demand");
+    CHECK(rj["cost"]["options"][0]["usd_per_hour"].get<double>() == approx(20.0 * 384));
 }

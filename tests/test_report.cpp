@@ -2,6 +2,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <map>
+#include <set>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -66,25 +68,99 @@ TEST_CASE("podsim report writes Markdown, self-contained HTML with six charts, S
     CHECK(md.find("--count=128") != std::string::npos);
     CHECK(md.find("--tensor-model-parallel-size") != std::string::npos);
 
-    // The trace: one complete event per simulated task of the scenario's step, on named processes and threads.
+    // The default trace is the report's best plan, named in the trace and in the report.
+    const auto best_trace = nlohmann::json::parse(slurp(dir + "/trace.json"));
+    const std::string best_plan = best_trace["otherData"]["plan"].get<std::string>();
+    CHECK(md.find("the best plan found: " + best_plan) != std::string::npos);
+}
+
+TEST_CASE("report --trace: every task, every layer, kernels and collectives with sizes, flow arrows between stages") {
+    const std::string dir = test::temp_dir() + "/report";
+    const std::string scen = test::scenario("gpt3-175b-128xa3-mega.json");
+    auto r = test::run_podsim("report " + scen + " --out " + dir + " --top 2 --scales 1 --trace --plan scenario --no-progress");
+    REQUIRE(r.exit_code == 0);
     const auto trace = nlohmann::json::parse(slurp(dir + "/trace.json"));
-    const Scenario sc = load_scenario(test::scenario("gpt3-175b-128xa3-mega.json"), test::catalog());
+    const Scenario sc = load_scenario(scen, test::catalog());
     const StepResult step = simulate_step(sc.model, sc.system, sc.plan);
-    size_t complete = 0, names = 0;
+    const long long M = sc.plan.micro_batches();
+    size_t tasks = 0, names = 0, flow_starts = 0, flow_ends = 0, collectives = 0;
     double last_end_us = 0;
     bool durations_ok = true;
+    std::set<int> fwd_layers_mb0, bwd_layers_mb0;
+    std::map<int, std::vector<std::pair<double, double>>> layer_spans;  // stage -> [start, end) of its layer events
+    std::vector<nlohmann::json> kernels;
+    std::set<std::pair<int, double>> compute_starts;  // (stage, ts) of every forward/backward task
     for (const auto& e : trace["traceEvents"]) {
-        if (e["ph"] == "X") {
-            ++complete;
-            durations_ok = durations_ok && e["dur"].get<double>() >= 0;
-            last_end_us = std::max(last_end_us, e["ts"].get<double>() + e["dur"].get<double>());
+        const std::string ph = e["ph"];
+        if (ph == "M" && e["name"] == "thread_name") ++names;
+        if (ph == "s") ++flow_starts;
+        if (ph == "f") {
+            ++flow_ends;
+            CHECK(e["bp"] == "e");
         }
-        if (e["ph"] == "M" && e["name"] == "thread_name") ++names;
+        if (ph != "X") continue;
+        const std::string cat = e["cat"];
+        const double ts = e["ts"], dur = e["dur"];
+        durations_ok = durations_ok && dur >= 0;
+        if (cat == "compute" || cat == "send_fwd" || cat == "send_bwd" || cat == "dp") {
+            ++tasks;
+            last_end_us = std::max(last_end_us, ts + dur);
+            const std::string label = e["name"];
+            if (cat == "compute" && (label[0] == 'F' || label[0] == 'B')) compute_starts.insert({e["pid"].get<int>(), ts});
+        } else if (cat == "layer") {
+            if (e["args"]["micro_batch"] == 0)
+                (e["name"].get<std::string>().find("forward") != std::string::npos ? fwd_layers_mb0 : bwd_layers_mb0)
+                    .insert(e["args"]["layer"].get<int>());
+            layer_spans[e["pid"].get<int>()].push_back({ts, ts + dur});
+        } else if (cat.rfind("collective", 0) == 0) {
+            ++collectives;
+            // Each collective says what it moves, over which group, with which algorithm.
+            CHECK(e["args"]["bytes"].get<double>() > 0);
+            CHECK(e["args"].contains("algorithm"));
+            CHECK(e["args"]["group_size"].get<int>() > 1);
+        } else {
+            kernels.push_back(e);
+        }
     }
     CHECK(durations_ok);
-    CHECK(complete == step.simulated_tasks);
-    CHECK(names >= static_cast<size_t>(sc.plan.pp) * 2);
+    CHECK(tasks == step.simulated_tasks);  // one event per simulated task, as before
+    CHECK(names >= static_cast<size_t>(sc.plan.pp) * 3);
     CHECK(last_end_us == test::approx(step.step_time_s * 1e6).epsilon(1e-9));
+    // Every model layer appears in micro-batch 0's forward and backward, numbered 0..L-1 across the stages.
+    CHECK(fwd_layers_mb0.size() == static_cast<size_t>(sc.model.layers));
+    CHECK(bwd_layers_mb0.size() == static_cast<size_t>(sc.model.layers));
+    CHECK(*fwd_layers_mb0.rbegin() == sc.model.layers - 1);
+    // Per-layer events for every pass: layers x micro-batches x 2 passes.
+    CHECK(trace["otherData"]["layer_events"].get<long long>() == 2LL * sc.model.layers * M);
+    // The TP collectives (sequence parallelism: all-gather and reduce-scatter) of the drawn layers.
+    CHECK(collectives > 0);
+    // Kernels sit inside a layer of their stage.
+    REQUIRE(!kernels.empty());
+    for (size_t i = 0; i < kernels.size(); i += 97) {
+        const auto& k = kernels[i];
+        const double a = k["ts"], b = a + k["dur"].get<double>();
+        bool inside = false;
+        for (const auto& [lo, hi] : layer_spans[k["pid"].get<int>()]) inside = inside || (a >= lo - 1e-3 && b <= hi + 1e-3);
+        CHECK(inside);
+    }
+    // A flow arrow per send: (P - 1) stage boundaries x vpp chunks + (vpp - 1) wrap-arounds, per micro-batch and pass.
+    const long long sends = 2LL * M * (static_cast<long long>(sc.plan.pp) * sc.plan.vpp - 1);
+    CHECK(flow_starts == static_cast<size_t>(sends));
+    CHECK(flow_ends == flow_starts);
+    // Each arrow lands at the start of a forward/backward task on the receiving stage.
+    for (const auto& e : trace["traceEvents"])
+        if (e["ph"] == "f") CHECK(compute_starts.count({e["pid"].get<int>(), e["ts"].get<double>()}) == 1);
+
+    // A plan written out is traced as given; a wrong one is a usage error naming the word.
+    auto own = test::run_podsim("report " + scen + " --out " + dir + "2 --top 2 --scales 1 --trace --no-progress --plan "
+                                "'tp 8 pp 8 (vpp 4) dp 16 sp mb 1 zero 1 rc selective bf16'");
+    REQUIRE(own.exit_code == 0);
+    const auto t2 = nlohmann::json::parse(slurp(dir + "2/trace.json"));
+    CHECK(t2["otherData"]["plan"].get<std::string>().find("(vpp 4)") != std::string::npos);
+    auto bad = test::run_podsim("report " + scen + " --out " + dir + "3 --trace --plan 'tp 8 pipes 2'");
+    CHECK(bad.exit_code == 2);
+    CHECK(bad.err.find("unknown word \"pipes\"") != std::string::npos);
+    CHECK(!std::filesystem::exists(dir + "3"));
 }
 
 TEST_CASE("the HTML report renders with its charts in headless Chromium") {
