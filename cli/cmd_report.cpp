@@ -6,6 +6,7 @@
 #include "hardware/catalog.hpp"
 #include "models/scenario.hpp"
 #include "reports/atomic_write.hpp"
+#include "planner/accuracy.hpp"
 #include "planner/goodput.hpp"
 #include "reports/report.hpp"
 #include "reports/trace.hpp"
@@ -24,7 +25,8 @@ bool is_report_file(const std::string& rel) {
 
 int cmd_report(const Args& args) {
     const CommonFlags f =
-        parse_flags(args, "report", {"--objective", "--price", "--top", "--scales", "--plan", PODSIM_CONSTRAINT_FLAGS},
+        parse_flags(args, "report", {"--objective", "--price", "--top", "--scales", "--plan", "--deadline-days", "--budget-usd",
+                     PODSIM_CONSTRAINT_FLAGS},
                     {"--trace", "--no-profiles", "--no-progress"});
     if (f.positional.size() != 1) throw UsageError("report: expected one SCENARIO.json (see podsim report --help)");
     if (f.out.empty()) throw UsageError("report: --out DIR is required (the report is several files)");
@@ -38,6 +40,8 @@ int cmd_report(const Args& args) {
     o.use_profiles = !f.switches.count("--no-profiles");
     o.progress = progress_bar(f);
     o.constraints = constraint_flags(f, "report");
+    if (f.values.count("--deadline-days")) o.deadline_days = number_flag(f, "report", "--deadline-days", 0, 1e-6, 36'525);
+    if (f.values.count("--budget-usd")) o.budget_usd = usd_flag(f, "report", "--budget-usd");
 
     try {
         StagedDir::check(f.out, is_report_file, "podsim report");  // before the search, so a bad DIR fails at once
@@ -48,6 +52,8 @@ int cmd_report(const Args& args) {
     const Catalog cat = Catalog::load(default_catalog_dir());
     Scenario s = load_scenario(f.positional[0], cat);
     complete_scenario(s, CompletionOptions{true, o.budget, nullptr});
+    const Accuracy accuracy = load_accuracy(default_catalog_dir());
+    o.accuracy = &accuracy;
     const Report r = as_usage_error("report", [&] { return build_report(s, cat, load_reliability(default_catalog_dir()), o); });
     const auto charts = report_charts(r);
     // Everything is rendered before anything is written; then the files are built in a temporary directory beside DIR

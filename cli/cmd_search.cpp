@@ -19,7 +19,7 @@ SearchOptions search_options(const CommonFlags& f, const std::string& cmd) {
     o.scales = number_list_flag(f, cmd, "--scales", {1}, 1.0 / 4096, 4096);
     o.price = parse_price_option(cmd, f.value("--price", "on-demand"));
     if (f.values.count("--deadline-days")) o.deadline_days = number_flag(f, cmd, "--deadline-days", 0, 1e-6, 36'525);
-    if (f.values.count("--budget-usd")) o.budget_usd = number_flag(f, cmd, "--budget-usd", 0, 0, 1e13);
+    if (f.values.count("--budget-usd")) o.budget_usd = usd_flag(f, cmd, "--budget-usd");
     o.budget = budget_flags(f, cmd);
     o.use_profiles = !f.switches.count("--no-profiles");
     o.progress = progress_bar(f);

@@ -19,7 +19,7 @@ int cmd_sweep(const Args& args) {
     const SimBudget budget = budget_flags(f, "sweep");
     SweepAdvice advice;
     if (f.values.count("--deadline-days")) advice.deadline_days = number_flag(f, "sweep", "--deadline-days", 0, 1e-6, 36'525);
-    if (f.values.count("--budget-usd")) advice.budget_usd = number_flag(f, "sweep", "--budget-usd", 0, 0, 1e13);
+    if (f.values.count("--budget-usd")) advice.budget_usd = usd_flag(f, "sweep", "--budget-usd");
     check_out(f.value("--csv"));  // before the points run, so a bad path fails at once
     check_out(f.value("--json"));
     const Catalog cat = Catalog::load(default_catalog_dir());

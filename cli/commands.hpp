@@ -48,6 +48,8 @@ struct CommonFlags {
 CommonFlags parse_flags(const Args& args, const std::string& cmd, std::initializer_list<const char*> valued = {},
                         std::initializer_list<const char*> switches = {});
 // A command's numeric option: absent -> `otherwise`; not a finite number in [min, max] -> UsageError naming it.
+// --budget-usd and the like: 5e6, 5M, $5M, 2.5B, 750k.
+double usd_flag(const CommonFlags& f, const std::string& cmd, const std::string& name);
 double number_flag(const CommonFlags& f, const std::string& cmd, const std::string& name, double otherwise, double min,
                    double max = std::numeric_limits<double>::infinity());
 // The same for a whole number (counts: --top, --confirm, --refine).

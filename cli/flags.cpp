@@ -71,6 +71,32 @@ double number_flag(const CommonFlags& f, const std::string& cmd, const std::stri
     return x;
 }
 
+double usd_flag(const CommonFlags& f, const std::string& cmd, const std::string& name) {
+    // Dollars as planners write them: 5000000, 5e6, 5M, $5M, 2.5B, 750k (k = 1e3, M = 1e6, B = 1e9).
+    std::string v = f.value(name);
+    const std::string given = v;
+    if (!v.empty() && v.front() == '$') v.erase(0, 1);
+    double scale = 1;
+    if (!v.empty()) {
+        const char last = v.back();
+        if (last == 'k' || last == 'K') scale = 1e3, v.pop_back();
+        else if (last == 'M' || last == 'm') scale = 1e6, v.pop_back();
+        else if (last == 'B' || last == 'b' || last == 'G') scale = 1e9, v.pop_back();
+    }
+    size_t used = 0;
+    double x = 0;
+    try {
+        x = std::stod(v, &used);
+    } catch (const std::exception&) {
+        used = 0;
+    }
+    x *= scale;
+    if (v.empty() || used != v.size() || !std::isfinite(x) || !(x > 0) || !(x <= 1e13))
+        throw UsageError(cmd + ": " + name + " expects dollars above 0 and up to 1e13 (5000000, 5e6, 5M, $5M, 2.5B, 750k), got \"" +
+                         given + "\"");
+    return x;
+}
+
 int int_flag(const CommonFlags& f, const std::string& cmd, const std::string& name, int otherwise, int min, int max) {
     const double x = number_flag(f, cmd, name, otherwise, min, max);
     if (x != std::floor(x))

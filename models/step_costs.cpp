@@ -251,10 +251,18 @@ void StepPricer::price(const ParallelPlan& p, StepCosts& out, bool detail) {
         if (mem.total_bytes > out.memory.total_bytes) out.memory = mem;
     }
     if (!out.memory.fits) {
-        char buf[200] = "";
+        char buf[400] = "";
+        // With its parts, so that the reader sees what to cut (activations: recompute or smaller micro-batches;
+        // states: ZeRO or more model parallelism).
+        const double g = 1ull << 30;
+        const MemoryBreakdown& mm = out.memory;
         if (detail)
-            std::snprintf(buf, sizeof buf, "needs %.1f GiB per device but %s has %.1f GiB of HBM",
-                          out.memory.total_bytes / (1ull << 30), chip.name.c_str(), out.memory.hbm_bytes / (1ull << 30));
+            std::snprintf(buf, sizeof buf,
+                          "needs %.2f GiB per device (weights %.1f, master weights %.1f, gradients %.1f, optimizer "
+                          "states %.1f, activations %.1f, transient %.1f, workspace %.1f) but %s has %.2f GiB of HBM",
+                          mm.total_bytes / g, mm.weights_bytes / g, mm.master_bytes / g, mm.gradients_bytes / g,
+                          mm.optimizer_bytes / g, mm.activations_bytes / g, mm.transient_bytes / g,
+                          mm.workspace_bytes / g, chip.name.c_str(), mm.hbm_bytes / g);
         fail(Reject::memory, buf, "$.batch.micro_batch");
         if (!detail) return;
     }

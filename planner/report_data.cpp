@@ -29,8 +29,10 @@ Report build_report(const Scenario& s, const Catalog& cat, const ReliabilityInpu
     r.strategies = search_plans(s, cat, rel, q);
     q.scales = o.scales;
     q.confirm = 12;
+    q.deadline_days = o.deadline_days, q.budget_usd = o.budget_usd;
     r.scaling = search_plans(s, cat, rel, q);
 
+    if (o.accuracy) r.band = o.accuracy->band_for(s.system.chip.id, s.system.chip.name);
     r.provisioned = s.plan;
     r.provisioned_plan = "the scenario's plan";
     if (!r.strategies.ranked.empty()) {

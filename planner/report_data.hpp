@@ -12,6 +12,7 @@
 #include "models/scenario.hpp"
 #include "models/step.hpp"
 #include "planner/cost.hpp"
+#include "planner/accuracy.hpp"
 #include "planner/goodput.hpp"
 #include "planner/search.hpp"
 
@@ -26,6 +27,8 @@ struct ReportOptions {
     SimBudget budget;  // what one simulation may use (max_tasks, max_memory)
     std::function<void(size_t, size_t)> progress;
     PlanConstraints constraints;  // as SearchOptions::constraints
+    std::optional<double> deadline_days, budget_usd;  // the brief: the decision names the plans that meet it
+    const Accuracy* accuracy = nullptr;               // for the error band beside days and dollars
 };
 
 struct Report {
@@ -39,6 +42,7 @@ struct Report {
     std::optional<CostReport> best_cost;
     ParallelPlan provisioned;        // the plan to provision: the best one found, else the scenario's
     std::string provisioned_plan;    // which plan that is, in words
+    std::optional<AccuracyBand> band;  // podsim's error band for this chip (options.accuracy)
 };
 
 Report build_report(const Scenario& s, const Catalog& cat, const ReliabilityInputs& rel, const ReportOptions& o);

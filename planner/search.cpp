@@ -121,6 +121,7 @@ SearchResult search_plans(const Scenario& s, const Catalog& cat, const Reliabili
         const SystemSpec& sys = systems[si];
         StepEstimator est(s.model, sys, o.use_profiles, o.budget);
         SystemSearch ss;
+        std::map<Reject, std::pair<double, ParallelPlan>> nearest;  // per reason: (how far over, plan)
         ss.label = sys.label;
         ss.chips = sys.chips;
         for_each_plan(sys, s.plan, spaces[si], [&](const ParallelPlan& p) {
@@ -129,18 +130,12 @@ SearchResult search_plans(const Scenario& s, const Catalog& cat, const Reliabili
             const size_t index = seq++;
             const StepEstimate e = est.estimate(p);
             if (!e.feasible()) {
-                if (ss.rejected[e.reject]++ == 0) {
-                    StepOptions so;
-                    so.use_profiles = o.use_profiles;
-                    so.budget = o.budget;
-                    const StepResult r = simulate_step(s.model, sys, p, so);
-                    std::string why;
-                    for (size_t k = 0; k < r.infeasible.size(); ++k)
-                        if (std::find(r.infeasible.begin(), r.infeasible.begin() + k, r.infeasible[k]) ==
-                            r.infeasible.begin() + k)
-                            why += (why.empty() ? "" : "; ") + r.infeasible[k];
-                    ss.example[e.reject] = describe_plan(p) + ": " + why;
-                }
+                // The example of each reason is its nearest miss (for memory: the least over HBM), the plan a
+                // user would try to rescue, not the most absurd one; the first of the reason otherwise.
+                const double miss = e.reject == Reject::memory && e.hbm_bytes > 0 ? e.memory_bytes / e.hbm_bytes : 0;
+                auto [it, fresh] = nearest.try_emplace(e.reject, miss, p);
+                if (!fresh && miss < it->second.first) it->second = {miss, p};
+                ++ss.rejected[e.reject];
                 return;
             }
             ++ss.feasible;
@@ -149,6 +144,18 @@ SearchResult search_plans(const Scenario& s, const Catalog& cat, const Reliabili
             if (best.size() < keep) best.push(c);
             else if (c.score < best.top().score) best.pop(), best.push(c);
         });
+        for (const auto& [why_class, miss] : nearest) {
+            StepOptions so;
+            so.use_profiles = o.use_profiles;
+            so.budget = o.budget;
+            const StepResult r = simulate_step(s.model, sys, miss.second, so);
+            std::string why;
+            for (size_t k = 0; k < r.infeasible.size(); ++k)
+                if (std::find(r.infeasible.begin(), r.infeasible.begin() + k, r.infeasible[k]) == r.infeasible.begin() + k)
+                    why += (why.empty() ? "" : "; ") + r.infeasible[k];
+            ss.example[why_class] = describe_plan(miss.second) + ": " + why;
+        }
+        nearest.clear();
         res.plans += ss.plans;
         res.feasible += ss.feasible;
         res.systems.push_back(std::move(ss));

@@ -13,6 +13,33 @@ inline std::string duration(double s) {
     return fmt::format("{:.3f} s", s);
 }
 
+// A path as a shared document shows it: inside podsim's tree from its top folder (hardware/catalog/reliability.json),
+// anything else by its file name only, so that a report names no directory of the machine it was made on.
+inline std::string shareable_path(const std::string& path) {
+    for (const char* top : {"hardware/", "scenarios/", "tests/"}) {
+        const auto at = path.rfind(std::string("/") + top);
+        if (at != std::string::npos) return path.substr(at + 1);
+        if (path.rfind(top, 0) == 0) return path;
+    }
+    const auto slash = path.rfind('/');
+    return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+// Replaces every occurrence of `dir` (a directory) in `text` by nothing, for texts that embed paths.
+inline std::string without_dir(std::string text, const std::string& dir) {
+    if (dir.empty()) return text;
+    for (auto at = text.find(dir); at != std::string::npos; at = text.find(dir, at)) text.erase(at, dir.size());
+    return text;
+}
+
+// A large count as people write it: 300B, 15.6T, 1.2M (three significant digits).
+inline std::string large_count(double n) {
+    if (n >= 1e12) return fmt::format("{:.3g}T", n / 1e12);
+    if (n >= 1e9) return fmt::format("{:.3g}B", n / 1e9);
+    if (n >= 1e6) return fmt::format("{:.3g}M", n / 1e6);
+    return fmt::format("{:.0f}", n);
+}
+
 inline std::string money(double usd) {
     if (usd >= 1e6) return fmt::format("${:.2f}M", usd / 1e6);
     if (usd >= 1e3) return fmt::format("${:.1f}k", usd / 1e3);

@@ -4,9 +4,11 @@
 #include <array>
 #include <cctype>
 #include <cmath>
+#include <filesystem>
 
 #include <fmt/format.h>
 
+#include "hardware/catalog.hpp"
 #include "reports/format.hpp"
 #include "reports/markdown_html.hpp"
 #include "reports/provision.hpp"
@@ -20,7 +22,21 @@ const std::vector<svg::Category> kStepParts = {
     {"compute", "#1f77b4"}, {"exposed communication", "#ff7f0e"}, {"pipeline bubble", "#c7c7c7"}, {"optimizer", "#9467bd"}};
 const std::vector<svg::Category> kTimelineParts = {
     {"compute", "#1f77b4"}, {"exposed communication", "#ff7f0e"}, {"optimizer", "#9467bd"},
-    {"side-stream communication (p2p, gradient sync)", "#2ca02c"}};
+    {"p2p and gradient sync beside compute", "#2ca02c"},
+    {"TP/CP/FSDP/EP collectives hidden under compute", "#17becf"}};
+constexpr int kCategories = 5;
+
+// The share of a pass's kernel time that its overlappable collectives (TP overlap, FSDP prefetch, CP ring, EP
+// dispatch under another micro-batch) run beside, from one layer's priced ops: hidden communication per second of
+// compute. The timeline draws it on the communication row under each forward/backward task.
+double hidden_per_compute(const std::vector<OpTiming>& ops) {
+    double kernels = 0, hidden = 0;
+    for (const auto& o : ops) {
+        if (o.kind != OpKind::collective) kernels += o.time_s;
+        else if (o.overlappable) hidden += o.time_s;  // blocking collectives are the exposed part, already drawn
+    }
+    return kernels > 0 ? hidden / kernels : 0;
+}
 
 std::vector<double> parts(const StepBreakdown& b) { return {b.compute_s, b.exposed_comm_s, b.bubble_s, b.optimizer_s}; }
 
@@ -39,8 +55,10 @@ std::vector<svg::GanttRow> timeline_rows(const StepResult& r, int stages) {
     const double T = r.step_time_s, w = T / bins;
     std::vector<svg::GanttRow> rows;
     for (int st : device_classes(stages)) {
-        std::vector<std::array<double, 4>> comp(bins, {0, 0, 0, 0}), comm(bins, {0, 0, 0, 0});
-        auto add = [&](std::vector<std::array<double, 4>>& row, double a, double b, int cat) {
+        using Bin = std::array<double, kCategories>;
+        std::vector<Bin> comp(bins, Bin{}), comm(bins, Bin{});
+        const double hid_f = hidden_per_compute(r.layer_forward), hid_b = hidden_per_compute(r.layer_backward);
+        auto add = [&](std::vector<Bin>& row, double a, double b, int cat) {
             if (b <= a) return;
             for (int i = std::max(0, static_cast<int>(a / w)); i < bins && i * w < b; ++i)
                 row[i][cat] += std::max(0.0, std::min(b, (i + 1) * w) - std::max(a, i * w));
@@ -52,6 +70,10 @@ std::vector<svg::GanttRow> timeline_rows(const StepResult& r, int stages) {
                 add(comp, t, t + s.compute_s, 0), t += s.compute_s;
                 add(comp, t, t + s.exposed_comm_s, 1), t += s.exposed_comm_s;
                 add(comp, t, t + s.optimizer_s, 2);
+                if (s.pass) {
+                    const double hidden = std::min(s.compute_s * (s.pass == 'F' ? hid_f : hid_b), s.finish_s - s.start_s);
+                    add(comm, s.start_s, s.start_s + hidden, 4);
+                }
             } else {
                 add(comm, s.start_s, s.finish_s, 3);
             }
@@ -64,7 +86,12 @@ std::vector<svg::GanttRow> timeline_rows(const StepResult& r, int stages) {
             for (int i = 0; i < bins; ++i) {
                 const auto& b = (*row)[i];
                 const int cat = static_cast<int>(std::max_element(b.begin(), b.end()) - b.begin());
-                if (b[0] + b[1] + b[2] + b[3] < 0.5 * w) continue;
+                double busy = 0;
+                for (double x : b) busy += x;
+                // Compute: a column is coloured when mostly busy. Communication beside compute comes in bursts
+                // shorter than a column (a layer's TP collectives are a few per cent of it), so its row shows any
+                // column it is in for 5% or more.
+                if (busy < (row == &comp ? 0.5 : 0.05) * w) continue;
                 if (!g.segments.empty() && g.segments.back().category == cat && g.segments.back().end >= i * w - 1e-12)
                     g.segments.back().end = (i + 1) * w;
                 else
@@ -128,7 +155,9 @@ std::map<std::string, std::string> report_charts(const Report& r) {
             pts.push_back({oc->effective_time_s / 86400, *oc->usd_total_with_failures / 1e6,
                            fmt::format("{}: {} ({:.1f} days, {})", rp.system.label, describe_plan(rp.plan),
                                        oc->effective_time_s / 86400, money(*oc->usd_total_with_failures)),
-                           front});
+                           front,
+                           fmt::format("{} {}, {:.1f} d, {}", rp.system.label, short_plan(rp.plan),
+                                       oc->effective_time_s / 86400, money(*oc->usd_total_with_failures))});
         }
         if (!pts.empty())
             c["pareto"] = svg::scatter("pareto",
@@ -177,12 +206,130 @@ std::string md_table(const std::vector<std::string>& head, const std::vector<std
     return o;
 }
 
+// A text with paths of podsim's tree in it, as a shared document shows it: relative to the tree (no directory of the
+// machine the report was made on).
+std::string local_paths_out(const std::string& text) {
+    std::string dir = default_catalog_dir();
+    while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+    const std::string root = std::filesystem::path(dir).lexically_normal().parent_path().parent_path().string();
+    std::string t = without_dir(text, root + "/");
+    for (auto at = t.find("catalog/../"); at != std::string::npos; at = t.find("catalog/../")) t.erase(at, 11);
+    return t;
+}
+
 std::string pct(double x, double of) { return of > 0 ? fmt::format("{:.1f}%", 100 * x / of) : "-"; }
+
+// The decision first (issue #14): across the sizes searched, the fastest and the cheapest plans for the token
+// budget at the report's price option, failures included, and those that meet the brief (--deadline-days,
+// --budget-usd), each with podsim's error band on published runs beside its days and dollars.
+std::string decision_markdown(const Report& r) {
+    const Scenario& s = r.scenario;
+    const auto& sc = r.scaling;
+    const PriceOption price = r.options.price;
+    const double band = r.band ? r.band->typical_pct / 100 : 0;
+    auto days_of = [&](const RankedPlan& p) {
+        const OptionCost* oc = find_option(p.cost, price);
+        return (oc && oc->effective_time_s > 0 ? oc->effective_time_s : p.cost.goodput.effective_time_s) / 86400;
+    };
+    auto usd_of = [&](const RankedPlan& p) -> std::optional<double> {
+        const OptionCost* oc = find_option(p.cost, price);
+        return oc ? oc->usd_outlay : std::nullopt;
+    };
+    std::string m;
+    if (s.token_budget <= 0 || sc.ranked.empty()) {
+        m += sc.ranked.empty() ? "No feasible plan was found at the sizes searched"
+                               : "The scenario states no token budget, so there is no time to train or cost to decide on";
+        m += r.best_step ? "; see the best plan per step below.\n" : ".\n";
+        return m;
+    }
+    const RankedPlan* fastest = nullptr;
+    const RankedPlan* cheapest = nullptr;
+    for (const auto& p : sc.ranked) {
+        if (!fastest || days_of(p) < days_of(*fastest)) fastest = &p;
+        const auto u = usd_of(p);
+        if (u && (!cheapest || *u < *usd_of(*cheapest))) cheapest = &p;
+    }
+    auto days_cell = [&](const RankedPlan& p) {
+        const double d = days_of(p);
+        return band > 0 ? fmt::format("{:.1f} (±{:.1f})", d, d * band) : fmt::format("{:.1f}", d);
+    };
+    auto usd_cell = [&](const RankedPlan& p) {
+        const auto u = usd_of(p);
+        if (!u) return std::string("no price");
+        return band > 0 ? money(*u) + " (±" + money(*u * band) + ")" : money(*u);
+    };
+    std::vector<std::vector<std::string>> rows;
+    auto row = [&](const std::string& what, const RankedPlan& p) {
+        rows.push_back({what, fmt::format("{} ({} chips)", p.system.label, p.system.chips), describe_plan(p.plan),
+                        days_cell(p), usd_cell(p), fmt::format("{:.1f}%", 100 * p.step.mfu)});
+    };
+    const RankedPlan* pick = nullptr;  // what the decision recommends
+    std::string why;
+    if (r.options.deadline_days) {
+        if (sc.cheapest_within_deadline) {
+            pick = &sc.ranked[*sc.cheapest_within_deadline];
+            row(fmt::format("**cheapest within {:g} days**", *r.options.deadline_days), *pick);
+            why = fmt::format("the cheapest plan that trains the budget within {:g} days", *r.options.deadline_days);
+        } else {
+            m += fmt::format("**Nothing searched meets {:g} days** (sizes {}x the scenario's); the fastest takes {:.1f} "
+                             "days.\n\n", *r.options.deadline_days, fmt::join(r.options.scales, "x, "), days_of(*fastest));
+        }
+    }
+    if (r.options.budget_usd) {
+        if (sc.fastest_within_budget) {
+            const RankedPlan& p = sc.ranked[*sc.fastest_within_budget];
+            row("**fastest within " + money(*r.options.budget_usd) + "**", p);
+            if (!pick) pick = &p, why = "the fastest plan within " + money(*r.options.budget_usd);
+        } else {
+            m += "**Nothing searched fits " + money(*r.options.budget_usd) + "**" +
+                 (cheapest ? "; the cheapest costs " + money(*usd_of(*cheapest)) : std::string()) + ".\n\n";
+        }
+    }
+    row("fastest", *fastest);
+    if (cheapest && cheapest != fastest) row("cheapest", *cheapest);
+    if (!pick) {
+        pick = cheapest ? cheapest : fastest;
+        why = cheapest == fastest ? "both the fastest and the cheapest of the sizes searched"
+              : cheapest         ? "the cheapest of the sizes searched"
+                                 : "the fastest (no prices to compare)";
+    }
+    m += fmt::format("**Provision {} ({} chips) with {}**: {}; {:.1f} days{} for {} tokens ({} prices, failures "
+                     "and restarts included).\n\n",
+                     pick->system.label, pick->system.chips, describe_plan(pick->plan), why, days_of(*pick),
+                     usd_of(*pick) ? ", " + money(*usd_of(*pick)) : std::string(), large_count(s.token_budget), to_string(price));
+    if (cheapest && cheapest != fastest) {
+        const double dd = days_of(*cheapest) - days_of(*fastest);
+        m += fmt::format("The fastest plan saves {:.1f} days for {} more.\n\n", dd,
+                         money(*usd_of(*fastest) - *usd_of(*cheapest)));
+    }
+    if (r.scenario_step.feasible && r.scenario_cost.time_to_train_s > 0) {
+        const OptionCost* oc = find_option(r.scenario_cost, price);
+        rows.push_back({"the scenario's plan", fmt::format("{} ({} chips)", s.system.label, s.system.chips),
+                        describe_plan(s.plan),
+                        fmt::format("{:.1f}", (oc && oc->effective_time_s > 0 ? oc->effective_time_s
+                                                                              : r.scenario_cost.goodput.effective_time_s) /
+                                                  86400),
+                        oc && oc->usd_outlay ? money(*oc->usd_outlay) : "no price",
+                        fmt::format("{:.1f}%", 100 * r.scenario_step.mfu)});
+    }
+    m += md_table({"", "system", "plan", "days to train", std::string("cost (") + to_string(price) + ")", "MFU"}, rows);
+    if (r.band)
+        m += fmt::format("\nError band: ±{:.1f}% on days and dollars, {}. The days include failures and restarts at "
+                         "the catalog's rates; dollars are {}{}.\n",
+                         r.band->typical_pct, r.band->basis, to_string(price),
+                         commitment_term_hours(price) ? " for the commitment's whole term" : " for the run's hours");
+    return m;
+}
 
 std::vector<Section> sections(const Report& r) {
     const Scenario& s = r.scenario;
     const StepResult& st = r.scenario_step;
     std::vector<Section> out;
+    {
+        Section sec{"Decision", "", {}};
+        sec.markdown = decision_markdown(r);
+        out.push_back(sec);
+    }
     {
         Section sec{"Summary", "", {}};
         std::string& m = sec.markdown;
@@ -190,7 +337,7 @@ std::vector<Section> sections(const Report& r) {
                          "**global batch**: {} sequences",
                          s.model.name, s.model.total_params() / 1e9, s.model.layers, s.model.hidden, s.model.seq_len,
                          s.system.label, s.system.chips, s.system.chip.name, s.plan.global_batch);
-        if (s.token_budget > 0) m += fmt::format("; **token budget**: {:.3g} tokens", s.token_budget);
+        if (s.token_budget > 0) m += "; **token budget**: " + large_count(s.token_budget) + " tokens";
         m += ".\n\n";
         if (!s.description.empty()) m += s.description + "\n\n";
         if (!s.plan_choices.empty()) {
@@ -322,7 +469,7 @@ std::vector<Section> sections(const Report& r) {
                 100 * c.goodput.goodput, 100 * c.goodput_spot.goodput, duration(c.goodput.mtbf_s),
                 duration(c.goodput_spot.mtbf_s), c.goodput.checkpoint_bytes / 1e12, duration(c.goodput.interval_s),
                 duration(c.goodput.checkpoint_write_s), c.chip_hours,
-                c.reliability_file, c.price_source, c.price_date);
+                local_paths_out(c.reliability_file), c.price_source, c.price_date);
         if (c.time_to_train_s > 0 && c.train.evaluations > 0)
             sec.markdown += fmt::format(
                 "\nTimes and costs include the evaluation: {} forward-only passes of {:.1f} s, {} in all ({:.1f}% of "
@@ -346,7 +493,7 @@ std::vector<Section> sections(const Report& r) {
     }
     {
         Section sec{"Assumptions and sources", "", {}};
-        sec.markdown += "- Op costs: " + st.efficiency_source + "\n";
+        sec.markdown += "- Op costs: " + local_paths_out(st.efficiency_source) + "\n";
         sec.markdown += "- Network: " + (st.network_backend.empty() ? std::string("analytical") : st.network_backend) + "\n";
         sec.markdown += "- Strategy screening: podsim's closed-form step (the event engine's priced step under the "
                         "schedule's formula; within 1% of it on sampled plans); every plan shown was re-simulated "
@@ -363,7 +510,7 @@ std::vector<Section> sections(const Report& r) {
 
 std::string report_markdown(const Report& r, const std::map<std::string, std::string>& charts) {
     std::string o = "# podsim report: " + r.scenario.name + "\n\n";
-    o += "Scenario file: `" + r.scenario.file + "`. The same report with its charts inline: `report.html`.\n\n";
+    o += "Scenario file: `" + shareable_path(r.scenario.file) + "`. The same report with its charts inline: `report.html`.\n\n";
     for (const auto& sec : sections(r)) {
         o += "## " + sec.title + "\n\n" + sec.markdown + "\n";
         for (const auto& id : sec.charts)
@@ -379,19 +526,29 @@ std::string report_html(const Report& r, const std::map<std::string, std::string
                      "table{border-collapse:collapse;margin:0.5em 0}td,th{border:1px solid #ccc;padding:3px 8px;"
                      "font-size:13px}th{background:#f3f3f3}td.num{text-align:right}\n"
                      "pre{background:#f6f6f6;padding:0.8em;overflow-x:auto;font-size:12px;white-space:pre-wrap}\n"
-                     "svg.chart{display:block;margin:1em 0;max-width:100%;height:auto}\n"
-                     "#render-check{color:#888;font-size:11px}\n</style></head><body>\n";
+                     "svg.chart{display:block;margin:1em 0;max-width:100%;height:auto}\n</style></head><body>\n";
     o += "<h1>podsim report: " + svg::escape(r.scenario.name) + "</h1>\n";
     for (const auto& sec : sections(r)) {
         o += "<h2>" + svg::escape(sec.title) + "</h2>\n" + markdown_to_html(sec.markdown);
         for (const auto& id : sec.charts)
             if (charts.count(id)) o += charts.at(id);
     }
-    // A self-check a headless browser can read back: how many charts have a non-empty rendered box.
-    o += "<p id=\"render-check\">charts rendered: pending</p>\n<script>\n"
-         "(function(){var n=0,c=document.querySelectorAll('svg.chart');for(var i=0;i<c.length;i++){var b=c[i].getBBox();"
-         "if(b.width>0&&b.height>0&&c[i].querySelectorAll('rect,circle,polyline').length>0)n++;}"
-         "document.getElementById('render-check').textContent='charts rendered: '+n+' of '+c.length;})();\n</script>\n";
+    // A self-check a headless browser can read back from the DOM (attributes of <body>, nothing shown to a reader):
+    // how many charts have a non-empty rendered box, and how many text labels the browser's layout puts outside
+    // their chart's view box (a clipped label).
+    o += "<script>\n"
+         "(function(){var n=0,clipped=[],c=document.querySelectorAll('svg.chart');for(var i=0;i<c.length;i++){"
+         "var b=c[i].getBBox(),v=c[i].viewBox.baseVal;"
+         "if(b.width>0&&b.height>0&&c[i].querySelectorAll('rect,circle,polyline').length>0)n++;"
+         "var t=c[i].querySelectorAll('text');for(var k=0;k<t.length;k++){var r=t[k].getBBox(),"
+         "tf=t[k].transform.baseVal.consolidate(),m=tf?tf.matrix:{a:1,b:0,c:0,d:1,e:0,f:0},xs=[],ys=[];"
+         "[[r.x,r.y],[r.x+r.width,r.y],[r.x,r.y+r.height],[r.x+r.width,r.y+r.height]].forEach(function(q){"
+         "xs.push(m.a*q[0]+m.c*q[1]+m.e);ys.push(m.b*q[0]+m.d*q[1]+m.f);});"
+         "var x0=Math.min.apply(null,xs),x1=Math.max.apply(null,xs),y0=Math.min.apply(null,ys),y1=Math.max.apply(null,ys);"
+         "if(x0<v.x-0.5||y0<v.y-0.5||x1>v.x+v.width+0.5||y1>v.y+v.height+0.5)clipped.push(c[i].id+': '+t[k].textContent);}}"
+         "document.body.setAttribute('data-charts-rendered',n+' of '+c.length);"
+         "document.body.setAttribute('data-labels-clipped',String(clipped.length));"
+         "document.body.setAttribute('data-clipped-labels',clipped.join(' | '));})();\n</script>\n";
     return o + "</body></html>\n";
 }
 

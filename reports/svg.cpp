@@ -20,15 +20,46 @@ std::string open(const std::string& id, const std::string& title, int height) {
         id, kWidth, height, kWidth, height, escape(title), escape(title));
 }
 
-std::string legend(const std::vector<Category>& cats, int y) {
+// Width of a 12 px sans-serif label, from above (DejaVu Sans averages about 6.6 px a character at 12 px): layout
+// sizes margins with it so that no label is cut by the chart's edge (the report's browser test measures this).
+int text_px(const std::string& s) { return 7 * static_cast<int>(s.size()); }
+
+// A legend from x = 10, wrapping onto further lines; returns the markup and adds its extra height to `extra`.
+std::string legend(const std::vector<Category>& cats, int y, int& extra) {
     std::string o;
-    int x = kLeft;
+    int x = 10;
+    extra = 0;
     for (const auto& c : cats) {
+        const int w = 30 + text_px(c.name);
+        if (x > 10 && x + w > kWidth - 10) x = 10, y += 18, extra += 18;
         o += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"12\" height=\"12\" fill=\"{}\"/><text x=\"{}\" y=\"{}\">{}</text>\n",
                          x, y, c.color, x + 16, y + 10, escape(c.name));
-        x += 30 + 7 * static_cast<int>(c.name.size());
+        x += w;
     }
     return o;
+}
+
+// A label cut into lines of at most `max_chars` at spaces.
+std::vector<std::string> wrap(const std::string& s, size_t max_chars) {
+    std::vector<std::string> lines(1);
+    size_t at = 0;
+    while (at < s.size()) {
+        size_t sp = s.find(' ', at);
+        if (sp == std::string::npos) sp = s.size();
+        const std::string word = s.substr(at, sp - at);
+        if (!lines.back().empty() && lines.back().size() + 1 + word.size() > max_chars) lines.emplace_back();
+        lines.back() += (lines.back().empty() ? "" : " ") + word;
+        at = sp + 1;
+    }
+    return lines;
+}
+
+// A right-aligned row label ending at x, one or more lines centred on y.
+std::string row_label(const std::vector<std::string>& lines, int x, double y) {
+    std::string o = fmt::format("<text x=\"{}\" y=\"{:.1f}\" text-anchor=\"end\">", x, y - 6.5 * (lines.size() - 1) + 4);
+    for (size_t i = 0; i < lines.size(); ++i)
+        o += fmt::format("<tspan x=\"{}\" dy=\"{}\">{}</tspan>", x, i ? 13 : 0, escape(lines[i]));
+    return o + "</text>\n";
 }
 
 // A "nice" axis maximum and tick step for [0, v].
@@ -61,8 +92,23 @@ std::string escape(const std::string& s) {
 std::string stacked_bars(const std::string& id, const std::string& title, const std::vector<std::string>& labels,
                          const std::vector<std::vector<double>>& values, const std::vector<Category>& cats,
                          const std::string& unit) {
-    const int bar = 22, gap = 8, top = 50;
-    const int height = top + static_cast<int>(labels.size()) * (bar + gap) + 60;
+    // Row labels get the room they need (up to 60 characters a line, wrapped beyond), the bars the rest.
+    constexpr size_t kMaxChars = 60;
+    std::vector<std::vector<std::string>> lines;
+    int widest = 0;
+    for (const auto& l : labels) {
+        lines.push_back(wrap(l, kMaxChars));
+        for (const auto& x : lines.back()) widest = std::max(widest, text_px(x));
+    }
+    const int left = std::max(kLeft, widest + 16);
+    int extra = 0;
+    const std::string legend_markup = legend(cats, 28, extra);
+    const int gap = 8, top = 50 + extra;
+    std::vector<int> row_h;
+    for (const auto& l : lines) row_h.push_back(std::max(22, 13 * static_cast<int>(l.size()) + 4));
+    int rows_h = 0;
+    for (int h : row_h) rows_h += h + gap;
+    const int height = top + rows_h + 60;
     double vmax = 0;
     for (const auto& row : values) {
         double sum = 0;
@@ -70,28 +116,29 @@ std::string stacked_bars(const std::string& id, const std::string& title, const 
         vmax = std::max(vmax, sum);
     }
     const auto [axis_max, step] = nice_axis(vmax);
-    const double plot = kWidth - kLeft - kRight;
+    const double plot = kWidth - left - kRight;
     std::string o = open(id, title, height);
-    o += legend(cats, 28);
-    const int axis_y = top + static_cast<int>(labels.size()) * (bar + gap);
+    o += legend_markup;
+    const int axis_y = top + rows_h;
     for (double t = 0; t <= axis_max * 1.0001; t += step) {
-        const double x = kLeft + plot * t / axis_max;
+        const double x = left + plot * t / axis_max;
         o += fmt::format("<line x1=\"{:.1f}\" y1=\"{}\" x2=\"{:.1f}\" y2=\"{}\" stroke=\"#ddd\"/><text x=\"{:.1f}\" y=\"{}\" "
                          "text-anchor=\"middle\">{}</text>\n",
                          x, top - 4, x, axis_y, x, axis_y + 14, num(t));
     }
-    o += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n", kLeft + plot / 2, axis_y + 32, escape(unit));
+    o += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n", left + plot / 2, axis_y + 32, escape(unit));
+    int y = top;
     for (size_t r = 0; r < labels.size(); ++r) {
-        const int y = top + static_cast<int>(r) * (bar + gap);
-        o += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>\n", kLeft - 6, y + 15, escape(labels[r]));
-        double x = kLeft;
+        o += row_label(lines[r], left - 6, y + row_h[r] / 2.0);
+        double x = left;
         for (size_t c = 0; c < cats.size() && c < values[r].size(); ++c) {
             const double w = plot * values[r][c] / axis_max;
             if (w <= 0) continue;
             o += fmt::format("<rect x=\"{:.1f}\" y=\"{}\" width=\"{:.1f}\" height=\"{}\" fill=\"{}\"><title>{}: {} {}</title></rect>\n",
-                             x, y, w, bar, cats[c].color, escape(cats[c].name), num(values[r][c]), escape(unit));
+                             x, y, w, row_h[r], cats[c].color, escape(cats[c].name), num(values[r][c]), escape(unit));
             x += w;
         }
+        y += row_h[r] + gap;
     }
     return o + "</svg>\n";
 }
@@ -134,6 +181,19 @@ std::string scatter(const std::string& id, const std::string& title, const std::
     for (const auto& p : pts)
         o += fmt::format("<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"{}\" fill=\"{}\" fill-opacity=\"0.8\"><title>{}</title></circle>\n",
                          X(p.x), Y(p.y), p.highlight ? 6 : 3.5, p.highlight ? "#d62728" : "#1f77b4", escape(p.label));
+    // The Pareto points carry their tags: beside the point, on the side with room, staggered up and down so that
+    // neighbours along the front do not overprint, and kept inside the plot.
+    int k = 0;
+    for (const auto& p : front) {
+        if (p.tag.empty()) continue;
+        const double x = X(p.x), w = text_px(p.tag);
+        const bool right = x + 10 + w <= kWidth - 4;
+        double y = Y(p.y) + (k++ % 2 ? 16 : -9);
+        y = std::clamp(y, top + 12.0, top + ph - 4.0);
+        const double tx = right ? x + 9 : std::max(4.0 + w, x - 9);
+        o += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"{}\" fill=\"#a51c1c\">{}</text>\n", tx, y,
+                         right ? "start" : "end", escape(p.tag));
+    }
     return o + "</svg>\n";
 }
 
@@ -156,7 +216,8 @@ std::string line_chart(const std::string& id, const std::string& title, const st
     std::string o = open(id, title, height);
     std::vector<Category> cats;
     for (const auto& l : lines) cats.push_back({l.name, l.color});
-    o += legend(cats, 28);
+    int extra = 0;
+    o += legend(cats, 28, extra);  // two short names: one line
     for (double t = 0; t <= y1 * 1.0001; t += ystep)
         o += fmt::format("<line x1=\"90\" y1=\"{:.1f}\" x2=\"{}\" y2=\"{:.1f}\" stroke=\"#eee\"/><text x=\"84\" y=\"{:.1f}\" "
                          "text-anchor=\"end\">{}</text>\n",
@@ -186,16 +247,18 @@ std::string line_chart(const std::string& id, const std::string& title, const st
 
 std::string gantt(const std::string& id, const std::string& title, const std::vector<GanttRow>& rows,
                   const std::vector<Category>& cats, double total, const std::string& unit) {
-    const int row_h = 18, gap = 6, top = 50;
+    std::vector<Category> with_idle = cats;
+    with_idle.push_back({"idle (bubble, waits)", "#e8e8e8"});
+    int extra = 0;
+    const std::string legend_markup = legend(with_idle, 28, extra);
+    const int row_h = 18, gap = 6, top = 50 + extra;
     const int height = top + static_cast<int>(rows.size()) * (row_h + gap) + 50;
     const double plot = kWidth - kLeft - kRight;
     const auto [axis_top, step] = nice_axis(total);
     const double axis_max = axis_top;  // a plain local: clang 14 cannot capture structured bindings in lambdas
     auto X = [&](double t) { return kLeft + plot * t / axis_max; };
     std::string o = open(id, title, height);
-    std::vector<Category> with_idle = cats;
-    with_idle.push_back({"idle (bubble, waits)", "#e8e8e8"});
-    o += legend(with_idle, 28);
+    o += legend_markup;
     const int axis_y = top + static_cast<int>(rows.size()) * (row_h + gap);
     for (double t = 0; t <= axis_max * 1.0001; t += step)
         o += fmt::format("<line x1=\"{:.1f}\" y1=\"{}\" x2=\"{:.1f}\" y2=\"{}\" stroke=\"#ccc\"/><text x=\"{:.1f}\" y=\"{}\" "

@@ -19,8 +19,9 @@ std::string stacked_bars(const std::string& id, const std::string& title, const 
 
 struct Point {
     double x = 0, y = 0;
-    std::string label;
+    std::string label;        // tooltip
     bool highlight = false;
+    std::string tag;          // drawn beside a highlighted point (keep it short: "v4-4096, 12.3 d")
 };
 // Points on linear axes; highlighted ones drawn larger and joined in x order (a Pareto front).
 std::string scatter(const std::string& id, const std::string& title, const std::vector<Point>& points,

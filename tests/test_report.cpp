@@ -1,16 +1,19 @@
 // podsim report: the files it writes, what they contain, and that the HTML renders its charts in a real browser.
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <set>
 #include <sstream>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "helpers.hpp"
 #include "models/scenario.hpp"
 #include "models/step.hpp"
+#include "planner/accuracy.hpp"
 #include "reports/trace.hpp"
 
 using namespace podsim;
@@ -174,7 +177,20 @@ TEST_CASE("the HTML report renders with its charts in headless Chromium") {
         "--disable-background-networking --user-data-dir=" + dir + "/profile ";
     // The page's own check (getBBox of every chart, run by the browser's layout engine) read back from the DOM.
     const std::string dom = run("timeout 120 " + browser + flags + "--dump-dom file://" + dir + "/report.html 2>/dev/null");
-    CHECK(dom.find("charts rendered: 6 of 6") != std::string::npos);
+    CHECK(dom.find("data-charts-rendered=\"6 of 6\"") != std::string::npos);
+    // No label of any chart falls outside its chart (the browser's own text boxes, measured by the page's check).
+    const auto clipped_at = dom.find("data-clipped-labels=\"");
+    INFO("clipped labels: " << (clipped_at == std::string::npos ? "?" : dom.substr(clipped_at, 400)));
+    CHECK(dom.find("data-labels-clipped=\"0\"") != std::string::npos);
+    // A document for sharing: the decision first, no local path, no debug text.
+    const std::string html = slurp(dir + "/report.html");
+    const auto first_h2 = html.find("<h2>");
+    REQUIRE(first_h2 != std::string::npos);
+    CHECK(html.compare(first_h2, 17, "<h2>Decision</h2>") == 0);
+    const std::string source_root = std::filesystem::path(PODSIM_SCENARIO_DIR).lexically_normal().parent_path().string();
+    CHECK(html.find(source_root) == std::string::npos);
+    CHECK(html.find(dir) == std::string::npos);
+    CHECK(html.find("charts rendered") == std::string::npos);
     // And an actual raster of the page.
     run("timeout 120 " + browser + flags + "--hide-scrollbars --window-size=1100,3000 --screenshot=" + dir +
         "/page.png file://" + dir + "/report.html >/dev/null 2>&1");
@@ -202,4 +218,31 @@ TEST_CASE("report: TPU provisioning, spot, and bad input writes nothing") {
     CHECK(bad.exit_code == 1);
     CHECK(bad.err.find("bad.json: $.name") != std::string::npos);
     CHECK(!std::ifstream(bad_dir + "/report.html").good());
+}
+
+TEST_CASE("report opens with the decision: fastest, cheapest and what meets the brief, with podsim's error band") {
+    const std::string dir = test::temp_dir() + "/decision";
+    auto r = test::run_podsim("report " + test::scenario("seed-1.2t-v4-2048.json") + " --out " + dir +
+                              " --scales 1,2 --top 2 --no-progress --deadline-days 400 --budget-usd 20M");
+    REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+    const std::string md = slurp(dir + "/report.md");
+    const auto first = md.find("\n## ");
+    REQUIRE(first != std::string::npos);
+    CHECK(md.compare(first, 13, "\n## Decision\n") == 0);
+    CHECK(md.find("**Provision ") != std::string::npos);
+    CHECK(md.find("cheapest within 400 days") != std::string::npos);
+    CHECK(md.find("fastest within $20.00M") != std::string::npos);
+    CHECK(md.find("| fastest |") != std::string::npos);
+    // The band is the accuracy file's figure for the chip (TPU v4 has published runs in the visible set).
+    const podsim::Accuracy acc =
+        podsim::load_accuracy(std::filesystem::path(PODSIM_SCENARIO_DIR).parent_path().string() + "/hardware/catalog");
+    CHECK(md.find(fmt::format("Error band: ±{:.1f}%", acc.set("visible")->by_chip.at("tpu-v4").mape_pct)) != std::string::npos);
+    // No path of this machine in a document meant for sharing.
+    const std::string root = std::filesystem::path(PODSIM_SCENARIO_DIR).lexically_normal().parent_path().string();
+    CHECK(md.find(root) == std::string::npos);
+    CHECK(md.find(test::temp_dir()) == std::string::npos);
+    // Dollars as planners write them; a malformed amount is a usage error.
+    auto bad = test::run_podsim("report " + test::scenario("seed-1.2t-v4-2048.json") + " --out " + dir + "2 --budget-usd 5X");
+    CHECK(bad.exit_code == 2);
+    CHECK(bad.err.find("--budget-usd expects dollars") != std::string::npos);
 }
