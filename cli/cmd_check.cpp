@@ -6,6 +6,7 @@
 #include "planner/cost.hpp"
 #include "planner/goodput.hpp"
 #include "planner/search.hpp"
+#include "reports/format.hpp"
 #include "reports/json_parts.hpp"
 
 namespace podsim {
@@ -71,13 +72,13 @@ int cmd_check(const Args& args) {
             const auto u = usd_of(p);
             return fmt::format("{} ({} chips) with {}: {:.1f} days{}", p.system.label, p.system.chips,
                                describe_plan(p.plan), days_of(p),
-                               u ? fmt::format(", ${:.3g}M on demand", *u / 1e6) : std::string(", no price"));
+                               u ? ", " + money(*u) + " on demand" : std::string(", no price"));
         };
         if (claim.training_days)
-            answer = meets ? fmt::format("what meets {:g} days for {:.3g} tokens: {}", *claim.training_days, t.token_budget,
+            answer = meets ? fmt::format("what meets {:g} days for {} tokens: {}", *claim.training_days, large_count(t.token_budget),
                                          describe(*meets))
-                     : fastest ? fmt::format("nothing up to 16x this system trains {:.3g} tokens in {:g} days; the "
-                                             "fastest: {}", t.token_budget, *claim.training_days, describe(*fastest))
+                     : fastest ? fmt::format("nothing up to 16x this system trains {} tokens in {:g} days; the "
+                                             "fastest: {}", large_count(t.token_budget), *claim.training_days, describe(*fastest))
                                : "";
         if (claim.cost_usd) {
             std::optional<double> cheapest;
@@ -86,9 +87,9 @@ int cmd_check(const Args& args) {
                     cheapest = cheapest ? std::min(*cheapest, *u) : *u;
             if (cheapest) {
                 const bool ok = *claim.cost_usd >= *cheapest / (1 + kModelTolerance);
-                v.findings.push_back(fmt::format("cost: claimed ${:.3g}M; the cheapest plan podsim finds{} costs ${:.3g}M "
-                                                 "on demand with failures", *claim.cost_usd / 1e6,
-                                                 claim.training_days ? " within the days" : "", *cheapest / 1e6));
+                v.findings.push_back(fmt::format("cost: claimed {}; the cheapest plan podsim finds{} costs {} "
+                                                 "on demand with failures", money(*claim.cost_usd),
+                                                 claim.training_days ? " within the days" : "", money(*cheapest)));
                 v.plausible = v.plausible && ok;
             }
         }
@@ -135,8 +136,8 @@ int cmd_check(const Args& args) {
             out += fmt::format("  (the scenario's own plan reaches {:.1f}% MFU / {:.1f}% HFU)\n", 100 * given.mfu, 100 * given.hfu);
         for (const auto& x : v.findings) out += "  - " + x + "\n";
         if (v.implied_tokens_at_claim > 0)
-            out += fmt::format("  - at the claimed utilization those days would train {:.3g} tokens\n",
-                               v.implied_tokens_at_claim);
+            out += fmt::format("  - at the claimed utilization those days would train {} tokens\n",
+                               large_count(v.implied_tokens_at_claim));
         out += fmt::format("  verdict: {}\n", v.plausible ? "PLAUSIBLE" : "NOT PLAUSIBLE");
         if (!answer.empty()) out += "  " + answer + "\n";
         for (const auto& n : v.notes) out += "  note: " + n + "\n";

@@ -1,10 +1,12 @@
 #include <unistd.h>
 
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 
 #include <fmt/format.h>
 #include <iostream>
+#include <memory>
 
 #include "cli/commands.hpp"
 #include "reports/atomic_write.hpp"
@@ -31,6 +33,18 @@ CommonFlags parse_flags(const Args& args, const std::string& cmd, std::initializ
                 throw UsageError(cmd + ": --format expects text or json, got \"" + f.format + "\"");
         } else if (a == "--out") {
             f.out = value();
+        } else if ((a == "--network" || a == "--kernel-profile") && !(cmd == "run" || (cmd == "validate" && a == "--network"))) {
+            // Accepted only where it changes the result: a flag that is read and then ignored would be a silent
+            // default (issue #14).
+            const std::string why =
+                a == "--network"
+                    ? (cmd == "search"
+                           ? "plans are screened by the closed form and confirmed on the analytical engine; --refine K "
+                             "re-times the best K on SimGrid"
+                           : "it simulates on the analytical engine only; time one plan on SimGrid with podsim run "
+                             "--network simgrid")
+                    : "measured kernel profiles apply to podsim run only";
+            throw UsageError(cmd + ": " + a + " does not apply here: " + why);
         } else if (a == "--network") {
             f.network = value();
             if (f.network != "analytical" && f.network != "simgrid")
@@ -144,12 +158,27 @@ Objective parse_objective(const std::string& cmd, const std::string& v) {
 
 std::function<void(size_t, size_t)> progress_bar(const CommonFlags& f) {
     if (f.switches.count("--no-progress") || !isatty(STDERR_FILENO)) return {};
-    return [](size_t done, size_t total) {
-        const int width = 40, filled = total ? static_cast<int>(width * done / total) : width;
-        std::fprintf(stderr, "\r  [%s%s] %3d%%  %zu / %zu plans", std::string(filled, '#').c_str(),
-                     std::string(width - filled, '.').c_str(), total ? static_cast<int>(100 * done / total) : 100,
-                     done, total);
-        if (done >= total) std::fprintf(stderr, "\n");
+    // The phase, the plans screened, and the time left at the rate so far; when the screening ends, the phase that
+    // follows (the event engine re-simulates the best plans), so that a pause there is not taken for a hang.
+    struct State {
+        std::chrono::steady_clock::time_point start;
+        size_t last = 0;
+    };
+    auto st = std::make_shared<State>(State{std::chrono::steady_clock::now(), 0});
+    return [st](size_t done, size_t total) {
+        const auto now = std::chrono::steady_clock::now();
+        if (done < st->last) st->start = now;  // a new search (report runs two)
+        st->last = done;
+        const double elapsed = std::chrono::duration<double>(now - st->start).count();
+        const int width = 30, filled = total ? static_cast<int>(width * done / total) : width;
+        std::string eta = "";
+        if (done > 0 && done < total && elapsed > 0.5)
+            eta = fmt::format(", about {:.0f} s left", elapsed * static_cast<double>(total - done) / static_cast<double>(done));
+        std::fprintf(stderr, "\r  screening [%s%s] %3d%%  %zu / %zu plans%s      ", std::string(filled, '#').c_str(),
+                     std::string(width - filled, '.').c_str(), total ? static_cast<int>(100 * done / total) : 100, done,
+                     total, eta.c_str());
+        if (done >= total)
+            std::fprintf(stderr, "\n  screened in %.1f s; re-simulating the best plans on the event engine...\n", elapsed);
         std::fflush(stderr);
     };
 }

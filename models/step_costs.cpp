@@ -263,7 +263,10 @@ void StepPricer::price(const ParallelPlan& p, StepCosts& out, bool detail) {
                           mm.total_bytes / g, mm.weights_bytes / g, mm.master_bytes / g, mm.gradients_bytes / g,
                           mm.optimizer_bytes / g, mm.activations_bytes / g, mm.transient_bytes / g,
                           mm.workspace_bytes / g, chip.name.c_str(), mm.hbm_bytes / g);
-        fail(Reject::memory, buf, "$.batch.micro_batch");
+        // The JSON path the reason is about: the part that dominates the need (activations: the micro-batch and
+        // recomputation; weights, gradients and optimizer states: the split and ZeRO stage).
+        const double states = mm.weights_bytes + mm.master_bytes + mm.gradients_bytes + mm.optimizer_bytes;
+        fail(Reject::memory, buf, mm.activations_bytes + mm.transient_bytes >= states ? "$.batch.micro_batch" : "$.parallel");
         if (!detail) return;
     }
     out.chunks.assign(size_t(nchunks), ChunkCosts{});

@@ -146,6 +146,34 @@ void read_shape(const JsonObject& o, ModelSpec& m) {
     m.seq_len = o.int_in("seq_len", 1, limits::max_seq_len);
 }
 
+namespace {
+
+// What a scenario's model leaves out follows its family (issue #14): the architecture conventions each family's
+// reference configs use. Without a family, today's common choice (Llama-style: no biases, no dropout, RMSNorm,
+// RoPE), and the activation must be stated. README, "Model families", lists the same table.
+struct FamilyDefaults {
+    const char* id;
+    Activation activation;
+    Norm norm;
+    Position position;
+    bool bias, dropout, tied_embeddings;
+};
+constexpr FamilyDefaults kFamilies[] = {
+    // GPT-2/GPT-3 (HF GPT2Config: biases, LayerNorm, learned positions, resid/attn/embd dropout 0.1, tied
+    // embeddings; Brown et al. 2020 keep GPT-2's architecture) and Megatron-LM's GPT defaults.
+    {"gpt", Activation::gelu, Norm::layernorm, Position::learned, true, true, true},
+    // Llama 2/3 (HF LlamaConfig: no biases, no dropout, RMSNorm, RoPE, SwiGLU, untied), Mistral/Mixtral and Qwen2/3
+    // (same conventions; Qwen2's q/k/v biases are left out), DeepSeek-V2/V3 (the same, with MLA and MoE blocks).
+    {"llama", Activation::swiglu, Norm::rmsnorm, Position::rope, false, false, false},
+    {"mistral", Activation::swiglu, Norm::rmsnorm, Position::rope, false, false, false},
+    {"qwen", Activation::swiglu, Norm::rmsnorm, Position::rope, false, false, false},
+    {"deepseek", Activation::swiglu, Norm::rmsnorm, Position::rope, false, false, false},
+    // Gemma (HF GemmaConfig: GeGLU, RMSNorm, RoPE, tied embeddings, no biases, no dropout).
+    {"gemma", Activation::geglu, Norm::rmsnorm, Position::rope, false, false, true},
+};
+
+}  // namespace
+
 ModelSpec model_from_json(const JsonObject& o) {
     if (o.has("from_hf")) {
         // {"from_hf": "config.json", "seq_len": N}: a Hugging Face config, relative to the scenario's folder. The
@@ -161,22 +189,34 @@ ModelSpec model_from_json(const JsonObject& o) {
                                                   o.opt_string("name").value_or(path.parent_path().filename().string()));
         return model_from_json(JsonObject(im.model, path.string() + " (imported)", "$"));
     }
-    o.only_keys({"name", "layers", "hidden", "ffn_hidden", "heads", "kv_heads", "head_dim", "vocab", "seq_len",
+    o.only_keys({"name", "family", "layers", "hidden", "ffn_hidden", "heads", "kv_heads", "head_dim", "vocab", "seq_len",
                  "activation", "norm", "position", "parallel_block", "tied_embeddings", "bias", "dropout", "moe", "mla",
                  "notes"});
     ModelSpec m;
     m.name = o.string("name");
     read_shape(o, m);
-    m.activation = activation_from_string(o.one_of("activation", {"gelu", "relu", "squared_relu", "swiglu", "geglu"}));
+    const FamilyDefaults* fam = nullptr;
+    if (o.has("family")) {
+        const std::string f = o.one_of("family", {"gpt", "llama", "mistral", "qwen", "deepseek", "gemma"});
+        for (const auto& x : kFamilies)
+            if (f == x.id) fam = &x;
+    }
+    const FamilyDefaults& d = fam ? *fam : kFamilies[1];  // no family: Llama-style conventions
+    if (o.has("activation") || !fam)  // without a family the activation must be stated: it sets the MLP's size
+        m.activation = activation_from_string(o.one_of("activation", {"gelu", "relu", "squared_relu", "swiglu", "geglu"}));
+    else
+        m.activation = d.activation;
+    m.norm = d.norm;
     if (o.has("norm")) m.norm = o.one_of("norm", {"layernorm", "rmsnorm"}) == "layernorm" ? Norm::layernorm : Norm::rmsnorm;
+    m.position = d.position;
     if (o.has("position")) {
         auto p = o.one_of("position", {"learned", "rope", "none"});
         m.position = p == "learned" ? Position::learned : p == "rope" ? Position::rope : Position::none;
     }
     m.parallel_block = o.opt_bool("parallel_block").value_or(false);
-    m.tied_embeddings = o.opt_bool("tied_embeddings").value_or(false);
-    m.bias = o.opt_bool("bias").value_or(true);
-    m.dropout = o.opt_bool("dropout").value_or(true);
+    m.tied_embeddings = o.opt_bool("tied_embeddings").value_or(d.tied_embeddings);
+    m.bias = o.opt_bool("bias").value_or(d.bias);
+    m.dropout = o.opt_bool("dropout").value_or(d.dropout);
     if (auto e = o.opt_object("moe")) read_moe(*e, m);
     if (auto a = o.opt_object("mla")) read_mla(*a, o, m);
     return m;

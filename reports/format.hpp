@@ -40,10 +40,26 @@ inline std::string large_count(double n) {
     return fmt::format("{:.0f}", n);
 }
 
+// Dollars in one style everywhere (issue #14): $1.34M and $2.50B for large sums, whole dollars with thousands
+// separators below a million ($3,312, $944), cents only below $100 ($12.40).
 inline std::string money(double usd) {
-    if (usd >= 1e6) return fmt::format("${:.2f}M", usd / 1e6);
-    if (usd >= 1e3) return fmt::format("${:.1f}k", usd / 1e3);
-    return fmt::format("${:.2f}", usd);
+    const double a = usd < 0 ? -usd : usd;
+    const std::string sign = usd < 0 ? "-" : "";
+    if (a >= 1e9) return sign + fmt::format("${:.2f}B", a / 1e9);
+    if (a >= 1e6) return sign + fmt::format("${:.2f}M", a / 1e6);
+    if (a >= 100) {
+        std::string digits = fmt::format("{:.0f}", a);
+        for (int i = static_cast<int>(digits.size()) - 3; i > 0; i -= 3) digits.insert(static_cast<size_t>(i), ",");
+        return sign + "$" + digits;
+    }
+    return sign + fmt::format("${:.2f}", a);
+}
+
+// A short wall-clock time: 3 ms, 0.42 s, 12.3 s (never "0.00 s").
+inline std::string elapsed(double s) {
+    if (s < 0.1) return fmt::format("{:.0f} ms", s * 1e3);
+    if (s < 10) return fmt::format("{:.2f} s", s);
+    return fmt::format("{:.1f} s", s);
 }
 
 }  // namespace podsim

@@ -87,7 +87,7 @@ std::string plan_text(const Scenario& s, const StepResult& r, const CostReport& 
     line("  activations", fmt::format("{:.1f} GiB (+{:.1f} GiB transient)", m.activations_bytes / kGiB, m.transient_bytes / kGiB));
     line("  workspace reserve", fmt::format("{:.1f} GiB", m.workspace_bytes / kGiB));
     if (c.token_budget > 0) {
-        line("token budget", fmt::format("{:.3g} tokens", c.token_budget));
+        line("token budget", large_count(c.token_budget) + " tokens");
         line("time to train", duration(c.time_to_train_s) + " (no failures)");
         if (r.evaluation)
             line("  of which evaluation",

@@ -46,10 +46,10 @@ std::string search_text(const Scenario& s, const SearchResult& r, int top) {
     o += fmt::format("  model {} ({:.1f}B parameters), global batch {} x {} tokens, objective: {}, price: {}\n",
                      s.model.name, s.model.total_params() / 1e9, s.plan.global_batch, s.model.seq_len,
                      to_string(r.objective), to_string(r.price));
-    o += fmt::format("  searched {} plans in {:.2f} s ({:.0f} plans/s, closed-form screening); {} fit; the best {} "
-                     "re-simulated with the event engine in {:.2f} s{}\n",
-                     r.plans, r.screen_s, r.plans / std::max(r.screen_s, 1e-9), r.feasible, r.confirmed, r.confirm_s,
-                     r.refined > 0 ? fmt::format(", SimGrid refinement {:.1f} s", r.refine_s) : "");
+    o += fmt::format("  searched {} plans in {} ({:.0f} plans/s, closed-form screening); {} fit; the best {} "
+                     "re-simulated with the event engine in {}{}\n",
+                     r.plans, elapsed(r.screen_s), r.plans / std::max(r.screen_s, 1e-9), r.feasible, r.confirmed,
+                     elapsed(r.confirm_s), r.refined > 0 ? ", SimGrid refinement " + elapsed(r.refine_s) : "");
     for (const auto& ss : r.systems) {
         o += fmt::format("  {} ({} chips): {} plans, {} fit", ss.label, ss.chips, ss.plans, ss.feasible);
         for (const auto& [why, n] : ss.rejected) o += fmt::format(", {} {}", n, reject_name(why));

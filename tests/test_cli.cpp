@@ -154,3 +154,16 @@ TEST_CASE("podsim --version names the version (and the commit where built from a
     CHECK(r.out.rfind("podsim 0.", 0) == 0);
     CHECK(r.out.back() == '\n');
 }
+
+TEST_CASE("--network and --kernel-profile are refused, with why, where they would be ignored") {
+    const std::string seed = scenario("seed-1.2t-v4-2048.json");
+    for (const std::string cmd : {"search " + seed + " --network simgrid", "check " + scenario("claims/seed-1.2t-21-days.json") +
+                                      " --kernel-profile p.json", "report " + seed + " --out x --network simgrid"}) {
+        CAPTURE(cmd);
+        const auto r = run_podsim(cmd);
+        CHECK(r.exit_code == 2);
+        CHECK(r.err.find("does not apply here") != std::string::npos);
+    }
+    // Where they change the result they are taken (run: the network backend; validate: the network backend).
+    CHECK(run_podsim("run " + seed + " --network simgrid --format json --max-tasks 5000000").exit_code == 0);
+}

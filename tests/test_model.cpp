@@ -158,3 +158,31 @@ TEST_CASE("full TP overlap splits the GEMMs that meet a TP collective into one p
     L = layer_ops(m, p);
     CHECK(find(L.forward, "qkv").chunks == 1);
 }
+
+TEST_CASE("a scenario model's unstated conventions follow its family; without one, Llama-style, activation stated") {
+    auto load = [](const std::string& text) {
+        const podsim::Json j = podsim::Json::parse(text);
+        return podsim::model_from_json(podsim::JsonObject(j, "s.json", "$.model"));
+    };
+    const std::string shape =
+        R"("name": "m", "layers": 2, "hidden": 256, "ffn_hidden": 1024, "heads": 4, "vocab": 1000, "seq_len": 128)";
+    const auto gpt = load("{" + shape + R"(, "family": "gpt"})");
+    CHECK(gpt.bias);
+    CHECK(gpt.dropout);
+    CHECK(gpt.norm == podsim::Norm::layernorm);
+    CHECK(gpt.position == podsim::Position::learned);
+    CHECK(gpt.tied_embeddings);
+    CHECK(gpt.activation == podsim::Activation::gelu);
+    const auto gemma = load("{" + shape + R"(, "family": "gemma"})");
+    CHECK(gemma.activation == podsim::Activation::geglu);
+    CHECK(gemma.tied_embeddings);
+    const auto plain = load("{" + shape + R"(, "activation": "swiglu"})");
+    CHECK_FALSE(plain.bias);
+    CHECK_FALSE(plain.dropout);
+    CHECK(plain.norm == podsim::Norm::rmsnorm);
+    CHECK(plain.position == podsim::Position::rope);
+    // A stated field wins over the family's convention.
+    CHECK_FALSE(load("{" + shape + R"(, "family": "gpt", "bias": false})").bias);
+    CHECK_THROWS_WITH(load("{" + shape + "}"), doctest::Contains("$.model.activation"));
+    CHECK_THROWS_WITH(load("{" + shape + R"(, "family": "bert"})"), doctest::Contains("$.model.family"));
+}
