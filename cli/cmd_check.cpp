@@ -22,6 +22,7 @@ int cmd_check(const Args& args) {
     // claim's system), so that a verdict of "not plausible" does not hinge on the scenario's own split.
     StepOptions given_opt;
     given_opt.budget = budget_flags(f, "check");
+    given_opt.data = s.data ? &*s.data : nullptr;
     const StepResult given = simulate_step(s.model, s.system, s.plan, given_opt);
     SearchOptions so;
     so.budget = given_opt.budget;

@@ -76,6 +76,7 @@ int cmd_report(const Args& args) {
         const ParallelPlan p = parse_plan_text("report", which, s.plan, s.system.chips);
         StepOptions so;
         so.use_profiles = o.use_profiles, so.budget = o.budget, so.record_timeline = true;
+        so.data = s.data ? &*s.data : nullptr;
         own = simulate_step(s.model, s.system, p, so);
         if (!own->feasible) {
             std::string why;

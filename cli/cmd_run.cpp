@@ -38,6 +38,7 @@ int cmd_run(const Args& args) {
     StepOptions opt;
     opt.budget = budget_flags(f, "run");
     opt.evaluation = s.evaluation;
+    opt.data = s.data ? &*s.data : nullptr;
     calib::KernelProfile kernels;
     if (!f.kernel_profile.empty()) {
         kernels = calib::load_kernel_profile(f.kernel_profile);

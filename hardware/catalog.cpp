@@ -100,6 +100,13 @@ Catalog Catalog::load(const std::string& dir) {
             it->profiles.push_back(p);
         }
     }
+    if (fs::is_directory(dir + "/storage"))
+        for (const auto& f : json_files(dir + "/storage")) {
+            Json j = load_json_file(f);
+            StorageSpec s = storage_from_json(JsonObject(j, f, "$"));
+            if (c.find_storage(s.id)) throw InputError(f, "$.id", "storage \"" + s.id + "\" is defined twice");
+            c.storage_.push_back(s);
+        }
     for (const auto& f : json_files(dir + "/prices")) {
         Json j = load_json_file(f);
         auto ps = prices_from_json(JsonObject(j, f, "$"));
@@ -112,6 +119,12 @@ const ChipSpec* Catalog::find_chip(const std::string& name) const { return find_
 const NodeSpec* Catalog::find_node(const std::string& name) const { return find_named(nodes_, name); }
 std::string Catalog::chip_hint(const std::string& name) const { return nearest_ids(chips_, name); }
 std::string Catalog::node_hint(const std::string& name) const { return nearest_ids(nodes_, name); }
+
+const StorageSpec* Catalog::find_storage(const std::string& id) const {
+    for (const auto& s : storage_)
+        if (s.id == id) return &s;
+    return nullptr;
+}
 
 const PriceEntry* Catalog::price_for(const std::string& sku, const std::string& region) const {
     for (const auto& p : prices_)

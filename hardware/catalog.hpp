@@ -7,6 +7,7 @@
 #include "hardware/chip.hpp"
 #include "hardware/node.hpp"
 #include "hardware/price.hpp"
+#include "hardware/storage.hpp"
 #include "hardware/system.hpp"
 
 namespace podsim {
@@ -24,6 +25,8 @@ public:
     const std::vector<ChipSpec>& chips() const { return chips_; }
     const std::vector<NodeSpec>& nodes() const { return nodes_; }
     const std::vector<PriceEntry>& prices() const { return prices_; }
+    const std::vector<StorageSpec>& storage() const { return storage_; }
+    const StorageSpec* find_storage(const std::string& id) const;  // by id, exactly
     const PriceEntry* price_for(const std::string& sku, const std::string& region = "") const;
 
     // "v4-2048" (optionally x slices) -> a TPU system; throws InputError(file, path, why) when unknown or invalid.
@@ -41,6 +44,7 @@ private:
     std::vector<ChipSpec> chips_;
     std::vector<NodeSpec> nodes_;
     std::vector<PriceEntry> prices_;
+    std::vector<StorageSpec> storage_;
 };
 
 // The catalog directory compiled into the binary (PODSIM_CATALOG_DIR), overridable by $PODSIM_CATALOG.

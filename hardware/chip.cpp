@@ -119,7 +119,7 @@ ChipSpec chip_from_json(const JsonObject& o) {
         auto t = o.object("tpu_slices");
         t.only_keys({"type_prefix", "type_counts", "cores_per_chip", "chips_per_host", "max_slice_chips", "wraparound",
                      "dcn_bytes_per_s_per_chip", "dcn_latency_s", "dcn_contention_slices", "shapes",
-                     "runtime_version"});
+                     "runtime_version", "host_vcpus"});
         TpuSliceRules r;
         r.type_prefix = t.string("type_prefix");
         r.type_counts_cores = t.one_of("type_counts", {"cores", "chips"}) == "cores";
@@ -131,6 +131,7 @@ ChipSpec chip_from_json(const JsonObject& o) {
         r.dcn_latency_s = t.non_negative("dcn_latency_s");
         r.dcn_contention_slices = t.number_in("dcn_contention_slices", 0.1, 1e6, 0);
         r.runtime_version = t.opt_string("runtime_version").value_or("");
+        r.host_vcpus = t.count("host_vcpus", 1, 100'000, 0);
         auto shapes = t.object("shapes");
         for (auto it = shapes.raw().begin(); it != shapes.raw().end(); ++it) {
             const std::string key = "shapes." + it.key();

@@ -42,6 +42,7 @@ struct TpuSliceRules {
     }
     std::map<int, std::vector<int>> shapes;  // chips -> torus dims
     std::string runtime_version;             // TPU VM software version for JAX/PyTorch (gcloud --runtime-version)
+    int host_vcpus = 0;                      // vCPUs of one TPU VM host (input pipelines); 0 = not in the catalog
 };
 
 // A measured or fitted GEMM efficiency for one precision class ("16bit" or "fp8"), overriding the stated default.

@@ -8,7 +8,7 @@ NodeSpec node_from_json(const JsonObject& o) {
     o.only_keys({"schema_version", "id", "aliases", "provider", "chip", "gpus_per_node", "gpu_nics_per_node",
                  "gpu_nic_bytes_per_s", "network_latency_s", "network_efficiency", "network",
                  "host_network_bytes_per_s", "nvlink_domain_gpus", "nvlink_sharp", "network_sharp", "fabric",
-                 "nvls_bw_fraction", "sharp_bw_fraction",
+                 "nvls_bw_fraction", "sharp_bw_fraction", "host_vcpus",
                  "notes", "sources"});
     if (o.integer("schema_version") != 1) o.fail("schema_version", "expected 1");
     require_sources(o);
@@ -26,6 +26,7 @@ NodeSpec node_from_json(const JsonObject& o) {
     if (n.network_efficiency > 1) o.fail("network_efficiency", "expected a fraction in (0, 1]");
     n.network = o.string("network");
     n.host_network_bytes_per_s = o.positive("host_network_bytes_per_s");
+    n.host_vcpus = o.count("host_vcpus", 1, 100'000, 0);
     n.nvlink_domain_gpus = o.count("nvlink_domain_gpus", 1, 1 << 16, n.gpus_per_node);
     if (n.nvlink_domain_gpus % n.gpus_per_node != 0)
         o.fail("nvlink_domain_gpus", "expected a multiple of gpus_per_node (" + std::to_string(n.gpus_per_node) + ")");

@@ -19,6 +19,7 @@ struct NodeSpec {
     double network_efficiency = 1;   // achievable fraction of NIC rate for collectives (transport dependent)
     std::string network;             // "InfiniBand HDR", "GPUDirect-TCPXO", ...
     double host_network_bytes_per_s = 0;  // general NIC (checkpoints, storage)
+    int host_vcpus = 0;                   // the VM's / node's vCPUs (input pipelines); 0 = not in the catalog
     // The NVLink domain: GPUs one GPU reaches over NVLink/NVSwitch. 8 on HGX/DGX (the node); 72 on GB200/GB300
     // NVL72, whose domain spans 18 compute trays (VMs of 4 GPUs on Google Cloud A4X). A multiple of gpus_per_node.
     int nvlink_domain_gpus = 0;

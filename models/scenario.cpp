@@ -1,6 +1,7 @@
 #include "models/scenario.hpp"
 
 #include <algorithm>
+#include <stdexcept>
 
 #include "hardware/limits.hpp"
 
@@ -9,7 +10,7 @@ namespace podsim {
 Scenario scenario_from_json(const Json& j, const std::string& file, const Catalog& cat) {
     JsonObject o(j, file, "$");
     o.only_keys({"schema_version", "name", "description", "model", "system", "parallel", "batch", "training",
-                 "pricing", "reliability", "notes"});
+                 "pricing", "reliability", "data", "checkpoint", "notes"});
     if (o.integer("schema_version") != 1) o.fail("schema_version", "expected 1");
     Scenario s;
     s.file = file;
@@ -121,6 +122,64 @@ Scenario scenario_from_json(const Json& j, const std::string& file, const Catalo
             ro.checkpoint_bandwidth_fraction = r->number_in("checkpoint_bandwidth_fraction", 1e-3, 1);
         if (!ro.any()) r->fail("interruptions_per_chip_hour", "at least one failure figure");
         ro.source = r->string("source");
+    }
+    if (auto c = o.opt_object("checkpoint")) {
+        c->only_keys({"storage", "capacity_tib", "async", "device_to_host_bytes_per_s", "source"});
+        CheckpointSpec cs;
+        const std::string id = c->string("storage");
+        const StorageSpec* st = cat.find_storage(id);
+        if (!st) {
+            std::string known;
+            for (const auto& x : cat.storage()) known += (known.empty() ? "" : ", ") + x.id;
+            c->fail("storage", "a storage of the catalog (" + known + "), got \"" + id + "\"");
+        }
+        cs.storage = *st;
+        cs.capacity_tib = c->number_in("capacity_tib", 0, 1e9, 0);
+        cs.async = c->opt_bool("async").value_or(false);
+        cs.device_to_host_bytes_per_s = c->number_in("device_to_host_bytes_per_s", 0, 1e15, 0);
+        if (cs.async && cs.device_to_host_bytes_per_s <= 0)
+            c->fail("device_to_host_bytes_per_s",
+                    "the rate at which a chip copies its shard to host memory (async checkpoints pause the job for it)");
+        cs.source = c->string("source");
+        for (bool w : {true, false})
+            if (const auto r = storage_rate(cs.storage, w, s.system.hosts(), 1, cs.capacity_tib); !r.missing.empty())
+                c->fail("capacity_tib", r.missing);
+        s.reliability.checkpoint = cs;
+        if (s.reliability.source.empty()) s.reliability.source = cs.source;
+    }
+    if (auto d = o.opt_object("data")) {
+        // The input pipeline (issue #15): where the data is read from, how many bytes a token or sample is, and the
+        // host CPU it takes; the step waits when the hosts cannot feed it.
+        d->only_keys({"storage", "capacity_tib", "bytes_per_token", "bytes_per_sample", "cpu_core_s_per_sample",
+                      "host_cpu_cores", "prefetch_steps", "source"});
+        DataSpec ds;
+        const std::string id = d->string("storage");
+        const StorageSpec* st = cat.find_storage(id);
+        if (!st) {
+            std::string known;
+            for (const auto& x : cat.storage()) known += (known.empty() ? "" : ", ") + x.id;
+            d->fail("storage", "a storage of the catalog (" + known + "), got \"" + id + "\"");
+        }
+        ds.storage = *st;
+        ds.capacity_tib = d->number_in("capacity_tib", 0, 1e9, 0);
+        ds.bytes_per_token = d->number_in("bytes_per_token", 0, 1e9, 0);
+        ds.bytes_per_sample = d->number_in("bytes_per_sample", 0, 1e12, 0);
+        if (ds.bytes_per_token <= 0 && ds.bytes_per_sample <= 0)
+            d->fail("bytes_per_token", "bytes per token and/or bytes_per_sample above 0 (what a step reads)");
+        ds.cpu_core_s_per_sample = d->number_in("cpu_core_s_per_sample", 0, 1e4, 0);
+        ds.host_cpu_cores = d->count("host_cpu_cores", 1, 100'000, 0);
+        ds.prefetch_steps = d->count("prefetch_steps", 0, 1'000, 2);
+        ds.source = d->string("source");
+        // Every figure the pipeline needs must be at hand now, not at the first simulation.
+        try {
+            (void)input_timing(ds, s.system, std::max<long long>(s.plan.global_batch, 1), s.model.seq_len);
+        } catch (const std::invalid_argument& e) {
+            d->fail(ds.cpu_core_s_per_sample > 0 && std::string(e.what()).find("vCPU") != std::string::npos
+                        ? "host_cpu_cores"
+                        : "capacity_tib",
+                    e.what());
+        }
+        s.data = ds;
     }
     return s;
 }

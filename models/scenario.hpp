@@ -5,6 +5,7 @@
 
 #include "hardware/catalog.hpp"
 #include "models/evaluation.hpp"
+#include "models/input_pipeline.hpp"
 #include "models/plan.hpp"
 #include "models/plan_completion.hpp"
 #include "models/software_stack.hpp"
@@ -20,13 +21,24 @@ struct NegotiatedPrice {
     std::optional<double> usd[4];  // indexed by PriceOption
     std::string source;
 };
+// Where checkpoints go (issue #15): a storage of the catalog with its published caps, written synchronously (the
+// job stops while it writes) or asynchronously (the job stops only to copy its shards to host memory; hosts drain
+// them to storage while training goes on). Restores read from the same storage.
+struct CheckpointSpec {
+    StorageSpec storage;
+    double capacity_tib = 0;
+    bool async = false;
+    double device_to_host_bytes_per_s = 0;  // per chip; async needs it (the scenario's, else none: an error)
+    std::string source;
+};
 struct ReliabilityOverrides {
     std::optional<double> interruptions_per_chip_hour, restart_overhead_s, spot_preemptions_per_node_hour,
         checkpoint_bandwidth_fraction;
+    std::optional<CheckpointSpec> checkpoint;  // the scenario's checkpoint block
     std::string source;
     bool any() const {
         return interruptions_per_chip_hour || restart_overhead_s || spot_preemptions_per_node_hour ||
-               checkpoint_bandwidth_fraction;
+               checkpoint_bandwidth_fraction || checkpoint;
     }
 };
 
@@ -42,6 +54,7 @@ struct Scenario {
     std::string region;        // pricing region; empty = the catalog's first entry for the SKU
     std::optional<NegotiatedPrice> negotiated;  // pricing.negotiated
     ReliabilityOverrides reliability;           // the scenario's reliability block
+    std::optional<DataSpec> data;               // the input pipeline (data block): none = not modelled
     SoftwareStack stack;       // training.framework (default_scenario_stack() when not named)
     PlanFields free;           // plan fields the scenario left out, still to be completed (complete_scenario)
     std::vector<std::string> plan_choices;  // what the completion chose: "batch.micro_batch = 2", ...

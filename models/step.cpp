@@ -27,7 +27,7 @@ StepResult simulate_step(const ModelSpec& m, const SystemSpec& sys, const Parall
     r.layer_forward = std::move(c.layer_forward);
     r.layer_backward = std::move(c.layer_backward);
     r.micro_batches = c.micro_batches;
-    r.pp = c.pp, r.vpp = c.vpp;
+    r.pp = c.pp, r.vpp = c.vpp, r.dp = p.dp;
     for (const ChunkCosts& ck : c.chunks) r.chunk_layers.push_back(ck.layers);
     if (!r.feasible && opt.skip_engine_if_infeasible) return r;
 
@@ -55,6 +55,17 @@ StepResult simulate_step(const ModelSpec& m, const SystemSpec& sys, const Parall
     r.peak_name = c.peak_name;
     r.mfu = sum.mfu, r.mfu_causal = sum.mfu_causal, r.hfu = sum.hfu;
     check_physical(r, p, c.utilization_ceiling);
+    // The input pipeline runs beside the step on every host; a step it cannot feed waits for it.
+    if (opt.data) {
+        r.input = input_timing(*opt.data, sys, p.global_batch, m.seq_len);
+        const double with = step_with_input_s(r.step_time_s, r.input->per_step_s, opt.data->prefetch_steps);
+        if (with > r.step_time_s) {
+            const double scale = r.step_time_s / with;
+            r.breakdown.input_wait_s = with - r.step_time_s;
+            r.step_time_s = with;
+            r.tokens_per_s *= scale, r.mfu *= scale, r.mfu_causal *= scale, r.hfu *= scale;
+        }
+    }
     // The evaluation pass is the same priced step played forward only, by its closed form (closed_form.hpp).
     if (opt.evaluation) {
         r.evaluation = price_eval_pass(c, *opt.evaluation, p, m.seq_len);

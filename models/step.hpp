@@ -8,6 +8,7 @@
 
 #include "hardware/system.hpp"
 #include "models/evaluation.hpp"
+#include "models/input_pipeline.hpp"
 #include "models/memory.hpp"
 #include "models/lower_step.hpp"
 #include "models/op_cost.hpp"
@@ -48,8 +49,10 @@ struct StepResult {
     // Transformer layers of each stage's model chunks (stage s, chunk c at s x vpp + c; model chunk c x pp + s), for
     // traces that show per-layer events.
     int pp = 1, vpp = 1;
+    int dp = 1;  // data-parallel replicas (elastic recovery drops one)
     std::vector<int> chunk_layers;
     std::optional<EvalPass> evaluation;  // one evaluation pass on this plan, when StepOptions::evaluation states one
+    std::optional<InputTiming> input;    // the input pipeline's time per step, when StepOptions::data states one
 };
 
 struct StepOptions {
@@ -63,6 +66,7 @@ struct StepOptions {
     const calib::KernelProfile* kernels = nullptr;  // kernel calibration of the plan's chip (podsim calibrate)
     SimBudget budget;                               // what one simulation may use (--max-tasks, --max-memory)
     std::optional<EvaluationSpec> evaluation;       // also price an evaluation pass (training.evaluation)
+    const DataSpec* data = nullptr;                 // the input pipeline (the scenario's data block)
 };
 
 inline constexpr const char* kMfuConvention =

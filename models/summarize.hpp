@@ -10,6 +10,7 @@ struct StepBreakdown {
     double exposed_comm_s = 0;   // TP/CP/FSDP collectives not hidden, plus exposed gradient/parameter sync
     double bubble_s = 0;         // pipeline fill/drain and waits on neighbours
     double optimizer_s = 0;
+    double input_wait_s = 0;     // the step waiting for its input pipeline (input_pipeline.hpp), when slower
 };
 
 // What a scheduler measured on the stage that ends last (the critical stage).

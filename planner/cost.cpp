@@ -80,6 +80,7 @@ CostReport cost_report(const ModelSpec& m, const SystemSpec& sys, const StepResu
     c.reliability_file = rel.file;
     c.goodput = goodput_model(m, sys, step, token_budget, rel);
     c.goodput_spot = goodput_model(m, sys, step, token_budget, rel, sys.hosts() * rel.spot_preemptions_per_node_hour);
+    for (const auto& o : recovery_options(m, sys, step, token_budget, rel)) c.recovery.push_back({o, std::nullopt});
     c.train = train_time(token_budget, step);
     const double hours = c.train.total_s / 3600;
     c.time_to_train_s = c.train.total_s;
@@ -127,6 +128,12 @@ CostReport cost_report(const ModelSpec& m, const SystemSpec& sys, const StepResu
         }
         c.options.push_back(oc);
     }
+    // Recovery strategies at on-demand prices; spare hosts are paid for the whole run beside the job's.
+    if (const OptionCost* od = find_option(c, PriceOption::on_demand); od && od->usd_per_hour)
+        for (auto& rc : c.recovery)
+            if (rc.option.applicable)
+                rc.usd_on_demand_with_failures = *od->usd_per_hour * (1 + rc.option.spare_hosts / sys.hosts()) *
+                                                 rc.option.effective_time_s / 3600;
     check_costs(c);
     return c;
 }

@@ -43,6 +43,12 @@ struct CostReport {
     std::string no_price_reason;  // set when the catalog has no price for this system
     Goodput goodput;              // failures only (on-demand and commitments)
     Goodput goodput_spot;         // failures and spot preemptions
+    // Each recovery strategy's goodput and on-demand dollars with failures (spares priced as hosts of the system).
+    struct Recovery {
+        RecoveryOption option;
+        std::optional<double> usd_on_demand_with_failures;
+    };
+    std::vector<Recovery> recovery;
     std::string reliability_file;
 };
 

@@ -1,7 +1,9 @@
 // Training under failures: checkpoint size and time, the optimal checkpoint interval (Young 1974 / Daly 2006),
 // goodput, and the time and dollars a token budget really takes once lost work and restarts are counted.
 #pragma once
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "models/scenario.hpp"
 
@@ -16,6 +18,9 @@ struct ReliabilityInputs {
     double restart_overhead_s = 0;
     double spot_preemptions_per_node_hour = 0;
     double checkpoint_bandwidth_fraction = 0;
+    double replacement_wait_s = 0;  // waiting for a replacement host when no spare is held
+    double spare_fraction = 0;      // hot spare hosts held, as a fraction of the job's hosts (at least one)
+    std::optional<CheckpointSpec> checkpoint;  // a scenario's checkpoint storage (else: host NIC x the fraction)
     std::string file;
 };
 ReliabilityInputs load_reliability(const std::string& catalog_dir);
@@ -25,11 +30,38 @@ ReliabilityInputs with_overrides(const ReliabilityInputs& catalog, const Reliabi
 struct Goodput {
     double checkpoint_bytes = 0;      // weights + fp32 master + Adam moments, whole model
     double checkpoint_write_s = 0;    // all hosts writing their shards at once
+    double checkpoint_blocking_s = 0; // how long each checkpoint stops training (= write, or the copy to host if async)
+    double restore_s = 0;             // reading the checkpoint back after a failure
+    std::string checkpoint_storage;   // where it goes, and the limit that binds: "host NIC x 0.5", "GCS (instance limit)"
+    bool async = false;
     double mtbf_s = 0;                // of the whole job
     double interval_s = 0;            // Young/Daly optimum sqrt(2 delta M) (capped at M)
     double goodput = 1;               // useful fraction of wall time
     double effective_time_s = 0;      // to train the budget, failures included
 };
+
+// How a job recovers from a failure (issue #15), each with what a failure costs it:
+//  restart     the catalog's restart: a replacement host within the restart overhead, restore from the checkpoint
+//              storage, half an interval of work lost (the goodput above);
+//  wait        the same, but the pool has no replacement ready: + replacement_wait_s of downtime per failure;
+//  spares      hot spare hosts held for the whole run (spare_fraction of the hosts, at least one): the restart's
+//              recovery is guaranteed, at the spares' price;
+//  in-memory   checkpoints also replicated to a peer host's memory (GKE multi-tier checkpointing, Gemini-style):
+//              frequent cheap checkpoints (the pause is the copy of a host's shard over its NIC), restore from the
+//              peer at NIC speed, spares for the replacement;
+//  elastic     continue without the failed data-parallel replica (restore from peers' memory), at (dp-1)/dp speed
+//              until a replacement arrives after replacement_wait_s; no spares. Needs dp >= 2.
+struct RecoveryOption {
+    std::string id, name;
+    bool applicable = true;
+    std::string why_not;
+    double downtime_per_failure_s = 0, lost_work_per_failure_s = 0, checkpoint_pause_s = 0, interval_s = 0;
+    double goodput = 0;
+    double effective_time_s = 0;
+    double spare_hosts = 0;  // held for the whole run (priced by the caller)
+};
+std::vector<RecoveryOption> recovery_options(const ModelSpec& m, const SystemSpec& sys, const StepResult& step,
+                                             double token_budget, const ReliabilityInputs& rel);
 
 // `extra_interruptions_per_hour`: e.g. spot preemptions of the whole job.
 Goodput goodput_model(const ModelSpec& m, const SystemSpec& sys, const StepResult& step, double token_budget,

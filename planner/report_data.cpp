@@ -13,6 +13,7 @@ Report build_report(const Scenario& s, const Catalog& cat, const ReliabilityInpu
     so.budget = o.budget;
     so.record_timeline = true;
     so.evaluation = s.evaluation;
+    so.data = s.data ? &*s.data : nullptr;
     r.scenario_step = simulate_step(s.model, s.system, s.plan, so);
     r.scenario_cost = cost_report(s.model, s.system, r.scenario_step, s.token_budget, cat, s.region,
                                   with_overrides(rel, s.reliability), s.negotiated ? &*s.negotiated : nullptr);

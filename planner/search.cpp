@@ -115,6 +115,10 @@ SearchResult search_plans(const Scenario& s, const Catalog& cat, const Reliabili
     const size_t keep = static_cast<size_t>(std::max({o.confirm, o.top, o.refine, 1}));
     std::priority_queue<Candidate> best;           // overall, by the objective
     std::vector<std::optional<Candidate>> fastest(systems.size());  // per system, for the Pareto front
+    std::vector<double> input_s(systems.size(), 0);  // the input pipeline's time per step on each system
+    if (s.data)
+        for (size_t si = 0; si < systems.size(); ++si)
+            input_s[si] = input_timing(*s.data, systems[si], s.plan.global_batch, s.model.seq_len).per_step_s;
     auto t0 = Clock::now();
     size_t done = 0, seq = 0;
     for (size_t si = 0; si < systems.size(); ++si) {
@@ -128,7 +132,17 @@ SearchResult search_plans(const Scenario& s, const Catalog& cat, const Reliabili
             if (o.progress && (++done & 0x3fff) == 0) o.progress(done, total);
             ++ss.plans;
             const size_t index = seq++;
-            const StepEstimate e = est.estimate(p);
+            StepEstimate e = est.estimate(p);
+            // The input pipeline is the same for every plan of a system (each host feeds its share of the batch):
+            // the closed form's step waits for it as the engine's does (simulate_step).
+            if (e.feasible() && input_s[si] > 0) {
+                const double with = step_with_input_s(e.step_time_s, input_s[si], s.data->prefetch_steps);
+                if (with > e.step_time_s) {
+                    const double scale = e.step_time_s / with;
+                    e.breakdown.input_wait_s = with - e.step_time_s;
+                    e.step_time_s = with, e.tokens_per_s *= scale, e.mfu *= scale, e.hfu *= scale;
+                }
+            }
             if (!e.feasible()) {
                 // The example of each reason is its nearest miss (for memory: the least over HBM), the plan a
                 // user would try to rescue, not the most absurd one; the first of the reason otherwise.
@@ -176,6 +190,7 @@ SearchResult search_plans(const Scenario& s, const Catalog& cat, const Reliabili
     so.use_profiles = o.use_profiles;
     so.budget = o.budget;
     so.evaluation = s.evaluation;  // time to train and dollars count the scenario's evaluation passes
+    so.data = s.data ? &*s.data : nullptr;  // the input pipeline: a step it cannot feed waits
     for (const auto& c : chosen) {
         RankedPlan rp;
         rp.system = systems[c.system];

@@ -36,7 +36,7 @@ json plan_json(const ParallelPlan& p) {
 
 json breakdown_json(const StepBreakdown& b) {
     return {{"compute", b.compute_s}, {"exposed_communication", b.exposed_comm_s}, {"pipeline_bubble", b.bubble_s},
-            {"optimizer", b.optimizer_s}};
+            {"optimizer", b.optimizer_s}, {"input_wait", b.input_wait_s}};
 }
 
 json memory_json(const MemoryBreakdown& m) {

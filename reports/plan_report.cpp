@@ -54,6 +54,18 @@ std::string plan_text(const Scenario& s, const StepResult& r, const CostReport& 
     line("  exposed communication", pct(b.exposed_comm_s));
     line("  pipeline bubble", pct(b.bubble_s));
     line("  optimizer", pct(b.optimizer_s));
+    if (b.input_wait_s > 0) line("  waiting for input", pct(b.input_wait_s));
+    if (r.input) {
+        const InputTiming& in = *r.input;
+        line("input pipeline",
+             fmt::format("{} a step per host ({:.0f} sequences, {:.3g} MB from {}: {}; decode on {} cores: {}); "
+                         "bottleneck: {}; {}",
+                         elapsed(in.per_step_s), in.samples_per_host, in.bytes_per_host / 1e6, s.data->storage.name,
+                         elapsed(in.storage_s), in.cores, elapsed(in.cpu_s), in.bottleneck,
+                         b.input_wait_s > 0 ? fmt::format("INPUT-BOUND: the step waits {:.3f} s for it", b.input_wait_s)
+                                            : fmt::format("hidden under the step ({:.0f}% of it, prefetch {})",
+                                                          100 * in.per_step_s / r.step_time_s, s.data->prefetch_steps)));
+    }
     if (r.evaluation) {
         const EvalPass& e = *r.evaluation;
         line("evaluation pass",
@@ -96,9 +108,28 @@ std::string plan_text(const Scenario& s, const StepResult& r, const CostReport& 
                              100 * c.train.eval_share(), duration(c.train.train_s)));
         line("chip-hours", fmt::format("{:.3g}", c.chip_hours));
         const auto& g = c.goodput;
-        line("failures", fmt::format("job MTBF {} ({}); checkpoint {:.1f} TB written in {}; Young/Daly interval {}",
-                                     duration(g.mtbf_s), c.reliability_file, g.checkpoint_bytes / 1e12,
-                                     duration(g.checkpoint_write_s), duration(g.interval_s)));
+        line("failures", fmt::format("job MTBF {} ({})", duration(g.mtbf_s), c.reliability_file));
+        line("checkpoint", fmt::format("{:.1f} TB to {}: written in {}{}, restored in {}; Young/Daly interval {}",
+                                       g.checkpoint_bytes / 1e12, g.checkpoint_storage, duration(g.checkpoint_write_s),
+                                       g.async ? fmt::format(" in the background (asynchronous: training pauses {} "
+                                                             "to copy shards to host memory)",
+                                                             duration(g.checkpoint_blocking_s))
+                                               : " (synchronous: training pauses for it)",
+                                       duration(g.restore_s), duration(g.interval_s)));
+        for (const auto& rc : c.recovery) {
+            const RecoveryOption& o = rc.option;
+            line("  recovery: " + o.id,
+                 o.applicable ? fmt::format("goodput {:.1f}%, {} to train{}: {} (per failure: {} down, {} of work lost; "
+                                            "checkpoint pause {} every {})",
+                                            100 * o.goodput, duration(o.effective_time_s),
+                                            rc.usd_on_demand_with_failures ? ", " + money(*rc.usd_on_demand_with_failures) +
+                                                                                 " on demand"
+                                                                           : std::string(),
+                                            o.name, duration(o.downtime_per_failure_s),
+                                            duration(o.lost_work_per_failure_s), duration(o.checkpoint_pause_s),
+                                            duration(o.interval_s))
+                              : "not applicable: " + o.why_not);
+        }
         line("goodput", fmt::format("{:.1f}% -> {} to train ({:.1f}% and {} on spot, with preemptions)",
                                     100 * g.goodput, duration(g.effective_time_s), 100 * c.goodput_spot.goodput,
                                     duration(c.goodput_spot.effective_time_s)));
@@ -177,6 +208,16 @@ Json run_json(const Scenario& s, const StepResult& r, const CostReport& c) {
     j["efficiency_source"] = r.efficiency_source;
     j["network_backend"] = r.network_backend;
     j["networks"] = networks_json(r.networks);
+    j["input"] = nullptr;
+    if (r.input) {
+        const InputTiming& in = *r.input;
+        j["input"] = {{"storage", s.data->storage.id}, {"hosts", in.hosts}, {"samples_per_host", in.samples_per_host},
+                      {"bytes_per_host", in.bytes_per_host}, {"storage_bytes_per_s", in.storage_bytes_per_s},
+                      {"storage_s", in.storage_s}, {"host_cpu_cores", in.cores}, {"cpu_s", in.cpu_s},
+                      {"per_step_s", in.per_step_s}, {"bottleneck", in.bottleneck},
+                      {"prefetch_steps", s.data->prefetch_steps}, {"input_bound", r.breakdown.input_wait_s > 0},
+                      {"source", s.data->source}};
+    }
     Json cost;
     cost["token_budget"] = c.token_budget;
     cost["time_to_train_s"] = c.time_to_train_s;
@@ -189,11 +230,27 @@ Json run_json(const Scenario& s, const StepResult& r, const CostReport& c) {
     cost["chip_hours"] = c.chip_hours;
     auto gp = [](const Goodput& g) {
         return Json{{"checkpoint_bytes", g.checkpoint_bytes}, {"checkpoint_write_s", g.checkpoint_write_s},
+                    {"checkpoint_blocking_s", g.checkpoint_blocking_s}, {"restore_s", g.restore_s},
+                    {"checkpoint_storage", g.checkpoint_storage}, {"async_checkpoint", g.async},
                     {"mtbf_s", g.mtbf_s}, {"checkpoint_interval_s", g.interval_s}, {"goodput", g.goodput},
                     {"effective_time_s", g.effective_time_s}};
     };
     cost["goodput"] = gp(c.goodput);
     cost["goodput_spot"] = gp(c.goodput_spot);
+    cost["recovery"] = Json::array();
+    for (const auto& rc : c.recovery) {
+        const RecoveryOption& o = rc.option;
+        cost["recovery"].push_back(
+            {{"id", o.id}, {"name", o.name}, {"applicable", o.applicable},
+             {"why_not", o.applicable ? Json(nullptr) : Json(o.why_not)},
+             {"goodput", o.applicable ? Json(o.goodput) : Json(nullptr)},
+             {"effective_time_s", o.applicable ? Json(o.effective_time_s) : Json(nullptr)},
+             {"downtime_per_failure_s", o.downtime_per_failure_s}, {"lost_work_per_failure_s", o.lost_work_per_failure_s},
+             {"checkpoint_pause_s", o.checkpoint_pause_s}, {"checkpoint_interval_s", o.interval_s},
+             {"spare_hosts", o.spare_hosts},
+             {"usd_on_demand_with_failures",
+              rc.usd_on_demand_with_failures ? Json(*rc.usd_on_demand_with_failures) : Json(nullptr)}});
+    }
     cost["reliability_source"] = c.reliability_file;
     cost["no_price_reason"] = c.no_price_reason.empty() ? Json(nullptr) : Json(c.no_price_reason);
     cost["price"] = nullptr;

@@ -400,6 +400,16 @@ std::vector<Section> sections(const Report& r) {
         if (r.best_step)
             sec.markdown += "\nBest plan found (" + describe_plan(r.strategies.ranked.front().plan) + "):\n\n" +
                             md_table({"part", "seconds", "share"}, rows_for(*r.best_step));
+        if (st.feasible && st.input) {
+            const InputTiming& in = *st.input;
+            sec.markdown += fmt::format(
+                "\nInput pipeline ({}): {} a step per host ({:.0f} sequences, {:.3g} MB from {}); bottleneck {}. {}\n",
+                s.data->source, elapsed(in.per_step_s), in.samples_per_host, in.bytes_per_host / 1e6,
+                s.data->storage.name, in.bottleneck,
+                st.breakdown.input_wait_s > 0
+                    ? fmt::format("**The step is input-bound: it waits {} for its data.**", elapsed(st.breakdown.input_wait_s))
+                    : fmt::format("Hidden under the step ({:.1f}% of it).", 100 * in.per_step_s / st.step_time_s));
+        }
         sec.markdown += "\nThe timelines below show one step per device class (first, middle and last pipeline stage): "
                         "blue compute, orange communication the stage waits for, purple the optimizer, green "
                         "communication running beside compute, grey idle (pipeline bubble and waits).\n";
@@ -465,10 +475,14 @@ std::vector<Section> sections(const Report& r) {
         if (c.time_to_train_s > 0)
             sec.markdown += fmt::format(
                 "\nGoodput {:.1f}% (spot: {:.1f}%): the job is interrupted every {} on average (spot: every {}), "
-                "checkpoints {:.2f} TB every {} (written in {}); {:.0f} chip-hours. Failure rates: {}. Prices: {} ({}).\n",
+                "checkpoints {:.2f} TB every {} to {} (written in {}{}; restored in {}); {:.0f} chip-hours. Failure "
+                "rates: {}. Prices: {} ({}).\n",
                 100 * c.goodput.goodput, 100 * c.goodput_spot.goodput, duration(c.goodput.mtbf_s),
                 duration(c.goodput_spot.mtbf_s), c.goodput.checkpoint_bytes / 1e12, duration(c.goodput.interval_s),
-                duration(c.goodput.checkpoint_write_s), c.chip_hours,
+                c.goodput.checkpoint_storage, duration(c.goodput.checkpoint_write_s),
+                c.goodput.async ? ", in the background; training pauses " + duration(c.goodput.checkpoint_blocking_s)
+                                : std::string(", training paused"),
+                duration(c.goodput.restore_s), c.chip_hours,
                 local_paths_out(c.reliability_file), c.price_source, c.price_date);
         if (c.time_to_train_s > 0 && c.train.evaluations > 0)
             sec.markdown += fmt::format(

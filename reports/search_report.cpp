@@ -105,6 +105,10 @@ std::string search_text(const Scenario& s, const SearchResult& r, int top) {
                                            "crosses the NICs, and TP overlap is off\n",
                                            u.size, s.domain_gpus());
     }
+    if (!r.ranked.empty() && r.ranked.front().step.input && r.ranked.front().step.breakdown.input_wait_s > 0)
+        o += fmt::format("  INPUT-BOUND: every plan waits for its data; the input pipeline takes {} a step per host "
+                         "(bottleneck: {})\n",
+                         elapsed(r.ranked.front().step.input->per_step_s), r.ranked.front().step.input->bottleneck);
     o += "  (step, MFU, breakdown and memory from the event engine; days and $ to train the token budget at the\n"
          "   chosen price, failures and restarts included; MFU convention: " + std::string(kMfuConvention) + ")\n";
     if (term)
