@@ -141,7 +141,9 @@ TEST_CASE("recovery strategies: goodput and dollars for restart, waiting, spares
     std::map<std::string, Json> by_id;
     for (const auto& o : c["recovery"]) by_id[o["id"]] = o;
     REQUIRE(by_id.size() == 5);
-    for (const auto& [id, o] : by_id) {
+    for (const auto& entry : by_id) {  // (no structured binding: clang 14 cannot capture one in CHECK)
+        const std::string& id = entry.first;
+        const Json& o = entry.second;
         CAPTURE(id);
         CHECK(o["applicable"] == true);
         CHECK(o["goodput"].get<double>() > 0.5);

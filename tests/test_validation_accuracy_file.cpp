@@ -36,7 +36,9 @@ TEST_CASE("the accuracy file is what podsim validate measures today") {
         for (const auto& run : v["runs"])
             if (!run["error_pct"].is_null()) by_chip[run["system"]["chip"]].push_back(std::fabs(run["error_pct"].get<double>()));
         CHECK(by_chip.size() == set.by_chip.size());
-        for (const auto& [chip, errs] : by_chip) {
+        for (const auto& entry : by_chip) {  // (no structured binding: clang 14 cannot capture one in CHECK)
+            const std::string& chip = entry.first;
+            const std::vector<double>& errs = entry.second;
             CAPTURE(chip);
             REQUIRE(set.by_chip.count(chip) == 1);
             double sum = 0, worst = 0;
