@@ -22,6 +22,7 @@ int cmd_run(const Args& args);
 int cmd_validate(const Args& args);
 int cmd_fit(const Args& args);
 int cmd_calibrate(const Args& args);
+int cmd_profile(const Args& args);
 int cmd_check(const Args& args);
 int cmd_search(const Args& args);
 int cmd_sweep(const Args& args);

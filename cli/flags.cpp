@@ -33,7 +33,8 @@ CommonFlags parse_flags(const Args& args, const std::string& cmd, std::initializ
                 throw UsageError(cmd + ": --format expects text or json, got \"" + f.format + "\"");
         } else if (a == "--out") {
             f.out = value();
-        } else if ((a == "--network" || a == "--kernel-profile") && !(cmd == "run" || (cmd == "validate" && a == "--network"))) {
+        } else if ((a == "--network" || a == "--kernel-profile") && !(cmd == "run" || (cmd == "profile" && a == "--kernel-profile") ||
+                                                                        (cmd == "validate" && a == "--network"))) {
             // Accepted only where it changes the result: a flag that is read and then ignored would be a silent
             // default (issue #14).
             const std::string why =

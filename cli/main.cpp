@@ -20,6 +20,7 @@ commands:
                           fit a chip's GEMM efficiency to half of the matching published runs
   calibrate SCENARIO.json --out PROFILE.json [--budget-s 60] [--device cpu]
                           run the plan's real kernels on this machine and record what they achieve
+  profile record|compare  write the CPU training step as a Chrome trace; compare a measured trace with the step
   search SCENARIO.json    rank every parallel plan of the scenario's model by time, cost or MFU
   sweep SWEEP.json        what-if grid (chip type/count, model, batch, tokens, price, region): best plan per point
   report SCENARIO.json --out DIR [--trace]
@@ -91,6 +92,20 @@ end-to-end training runs on that chip: alternate runs (in file order) are fitted
 held out and their error printed. With --out, writes a profile for hardware/profiles/ that every
 later plan on that chip and precision uses (and names in its output). Kernel calibration
 (podsim calibrate, issue #4) will replace these with measured profiles.
+)"},
+    {"profile", R"(usage: podsim profile record SCENARIO.json --out TRACE.json [--steps 3]
+       podsim profile compare SCENARIO.json TRACE.json [--format text|json] [--kernel-profile P] [--out FILE]
+
+record runs the C++ CPU training step (models/calibration/cpu_train_step) of a host-cpu scenario's shape
+(e.g. scenarios/cpu-host-gpt.json) and writes its steps as a Chrome trace: every region named as podsim
+names its op (qkv, core.qk, mlp.down.wgrad, ...; embedding, head, loss, optimizer outside the layers), one
+ProfilerStep#N annotation a step.
+
+compare reads a Chrome trace-event file (PyTorch profiler / Kineto: its device kernels; the JAX profiler's
+trace-viewer export; or record's), attributes its time to podsim's ops (events named as podsim's ops) and to
+categories (GEMM, attention, elementwise, communication, memory, optimizer: from the kernel names otherwise),
+and prints measured vs simulated per layer op (per layer and micro-batch) and per category per step, with
+the share of measured time in named events and the largest unnamed ones.
 )"},
     {"calibrate", R"(usage: podsim calibrate SCENARIO.json --out PROFILE.json [--budget-s 60] [--device cpu|cuda]
 
@@ -291,6 +306,7 @@ int main(int argc, char** argv) {
         if (cmd == "validate") return podsim::cmd_validate(args);
         if (cmd == "fit") return podsim::cmd_fit(args);
         if (cmd == "calibrate") return podsim::cmd_calibrate(args);
+        if (cmd == "profile") return podsim::cmd_profile(args);
         if (cmd == "check") return podsim::cmd_check(args);
         if (cmd == "search") return podsim::cmd_search(args);
         if (cmd == "sweep") return podsim::cmd_sweep(args);

@@ -105,9 +105,15 @@ defs["validate"]=obj(head("validate")|{"runs":arr(obj({"id":string(),"system":re
   "note":string(),"group":string(),"chosen":arr(string(),"unpublished settings podsim chose"),"error":string("why the run has no prediction",null=True)})),
  "mape_pct":num(minimum=0),"max_error_pct":num(minimum=0),"worst_id":string(),"predicted":integer(minimum=0),"failed":integer(minimum=0),
  "groups":arr(obj({"group":string(),"runs":integer(minimum=0),"mape_pct":num(minimum=0),"max_error_pct":num(minimum=0)}))},desc="podsim validate --format json")
+defs["profile"]=obj(head("profile")|{"scenario":ref("file_ref"),"trace":obj({"file":string(),"format":string(),"steps":integer(minimum=1),"events":integer(minimum=1)}),
+ "measured_step_s":num("device work a step in the trace",minimum=0),"named_per_step_s":num(minimum=0),"attributed_fraction":num("share of measured time in events named as podsim's ops",minimum=0),
+ "measured_by_category_s":{"type":"object","additionalProperties":{"type":"number"},"description":"per step, by category"},
+ "simulated":obj({"step_time_s":num(minimum=0),"compute_s":num(minimum=0),"exposed_communication_s":num(minimum=0),"optimizer_s":num(minimum=0)}),
+ "ops":arr(obj({"op":string(),"measured_s":num("per layer and micro-batch; null when the trace has no event of this op",null=True),"simulated_s":num(minimum=0),"events":integer(minimum=0),"error_pct":num(null=True)})),
+ "largest_unnamed":arr(obj({"name":string(),"per_step_s":num(minimum=0)}))},desc="podsim profile compare --format json")
 schema={"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://podsim.dev/schema/output-2.json",
  "title":"podsim command output (schema_version 2)",
  "description":"The JSON that podsim run, search, sweep, check and validate write. Every output carries schema_version and command; every object lists all its keys (null where a value does not apply) and allows no others. Units are in key names (_s, _bytes, _usd, _per_s). See README.md, 'JSON output'.",
- "oneOf":[ref(c) for c in ["run","search","sweep","check","validate"]],"$defs":defs}
+ "oneOf":[ref(c) for c in ["run","search","sweep","check","validate","profile"]],"$defs":defs}
 import os
 json.dump(schema,open(os.path.join(os.path.dirname(os.path.abspath(__file__)),"..","docs","output.schema.json"),"w"),indent=1)

@@ -2,6 +2,7 @@
 // the same kernels that calibration times (OpenBLAS GEMMs, the attention, norm and activation loops). It closes
 // the loop: podsim predicts this step from a calibration profile, and the two are compared.
 #pragma once
+#include <chrono>
 #include <memory>
 #include <vector>
 
@@ -18,8 +19,19 @@ struct TinyGpt {
     int micro_batches = 2;  // gradient accumulation steps per optimizer step
 };
 
+// One timed region of the step, named as podsim names the op it computes ("qkv", "core.qk", "mlp.down.wgrad";
+// outside the layers "embedding", "head", "loss", "optimizer"), for a Chrome trace of the step (podsim profile).
+struct StepSpan {
+    const char* name;
+    const char* category;  // "matmul", "attention", "elementwise", "optimizer"
+    int layer;             // -1 outside the layers
+    double start_s, dur_s;  // from the recorder's clock origin
+};
+
 class CpuTrainStep {
 public:
+    // Record every region of the following steps into `sink` (nullptr: stop); times from `origin`.
+    void record(std::vector<StepSpan>* sink, std::chrono::steady_clock::time_point origin);
     explicit CpuTrainStep(const TinyGpt& shape);
     ~CpuTrainStep();
     // One optimizer step over all micro-batches; returns the mean loss.
