@@ -38,9 +38,9 @@ int record(const CommonFlags& f) {
         s.plan.pp != 1 || s.plan.cp != 1 || s.plan.dp != 1)
         throw UsageError("profile record: the CPU step is a dense GELU/LayerNorm decoder without biases on one rank "
                          "(tp = pp = cp = dp = 1)");
-    calib::TinyGpt t{m.layers, static_cast<int>(m.hidden), m.heads, static_cast<int>(m.ffn_hidden),
-                     static_cast<int>(m.vocab), m.seq_len, static_cast<int>(s.plan.micro_batch),
-                     static_cast<int>(s.plan.micro_batches())};
+    calib::TinyGpt t{static_cast<int>(m.layers), static_cast<int>(m.hidden), static_cast<int>(m.heads),
+                     static_cast<int>(m.ffn_hidden), static_cast<int>(m.vocab), static_cast<int>(m.seq_len),
+                     static_cast<int>(s.plan.micro_batch), static_cast<int>(s.plan.micro_batches())};
     calib::CpuTrainStep step(t);
     step.step();  // warm-up, not recorded
     std::vector<calib::StepSpan> spans;

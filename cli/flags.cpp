@@ -67,18 +67,25 @@ CommonFlags parse_flags(const Args& args, const std::string& cmd, std::initializ
     return f;
 }
 
+namespace {
+// The number `v` spells in full ("12", "2.5e6"), NaN for anything else ("", "12x", "fast").
+double whole_number_text(const std::string& v) {
+    size_t used = 0;
+    try {
+        const double x = std::stod(v, &used);
+        if (used == v.size()) return x;
+    } catch (const std::exception&) {
+    }
+    return std::nan("");
+}
+}  // namespace
+
 double number_flag(const CommonFlags& f, const std::string& cmd, const std::string& name, double otherwise, double min,
                    double max) {
     const std::string v = f.value(name);
     if (v.empty()) return otherwise;
-    size_t used = 0;
-    double x = 0;
-    try {
-        x = std::stod(v, &used);
-    } catch (const std::exception&) {
-        used = 0;
-    }
-    if (used != v.size() || !std::isfinite(x) || !(x >= min) || !(x <= max)) {
+    const double x = whole_number_text(v);
+    if (!std::isfinite(x) || !(x >= min) || !(x <= max)) {
         const std::string range = std::isfinite(max) ? fmt::format("from {:g} to {:g}", min, max)
                                                      : fmt::format(">= {:g}", min);
         throw UsageError(cmd + ": " + name + " expects a number " + range + ", got \"" + v + "\"");
@@ -98,15 +105,8 @@ double usd_flag(const CommonFlags& f, const std::string& cmd, const std::string&
         else if (last == 'M' || last == 'm') scale = 1e6, v.pop_back();
         else if (last == 'B' || last == 'b' || last == 'G') scale = 1e9, v.pop_back();
     }
-    size_t used = 0;
-    double x = 0;
-    try {
-        x = std::stod(v, &used);
-    } catch (const std::exception&) {
-        used = 0;
-    }
-    x *= scale;
-    if (v.empty() || used != v.size() || !std::isfinite(x) || !(x > 0) || !(x <= 1e13))
+    const double x = whole_number_text(v) * scale;
+    if (!std::isfinite(x) || !(x > 0) || !(x <= 1e13))
         throw UsageError(cmd + ": " + name + " expects dollars above 0 and up to 1e13 (5000000, 5e6, 5M, $5M, 2.5B, 750k), got \"" +
                          given + "\"");
     return x;

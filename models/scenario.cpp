@@ -7,6 +7,17 @@
 
 namespace podsim {
 
+namespace {
+// The catalog storage a block's "storage" names, or an input error listing the catalog's.
+const StorageSpec* storage_at(const JsonObject& o, const Catalog& cat) {
+    const std::string id = o.string("storage");
+    if (const StorageSpec* st = cat.find_storage(id)) return st;
+    std::string known;
+    for (const auto& x : cat.storage()) known += (known.empty() ? "" : ", ") + x.id;
+    o.fail("storage", "a storage of the catalog (" + known + "), got \"" + id + "\"");
+}
+}  // namespace
+
 Scenario scenario_from_json(const Json& j, const std::string& file, const Catalog& cat) {
     JsonObject o(j, file, "$");
     o.only_keys({"schema_version", "name", "description", "model", "system", "parallel", "batch", "training",
@@ -126,13 +137,7 @@ Scenario scenario_from_json(const Json& j, const std::string& file, const Catalo
     if (auto c = o.opt_object("checkpoint")) {
         c->only_keys({"storage", "capacity_tib", "async", "device_to_host_bytes_per_s", "source"});
         CheckpointSpec cs;
-        const std::string id = c->string("storage");
-        const StorageSpec* st = cat.find_storage(id);
-        if (!st) {
-            std::string known;
-            for (const auto& x : cat.storage()) known += (known.empty() ? "" : ", ") + x.id;
-            c->fail("storage", "a storage of the catalog (" + known + "), got \"" + id + "\"");
-        }
+        const StorageSpec* st = storage_at(*c, cat);
         cs.storage = *st;
         cs.capacity_tib = c->number_in("capacity_tib", 0, 1e9, 0);
         cs.async = c->opt_bool("async").value_or(false);
@@ -153,13 +158,7 @@ Scenario scenario_from_json(const Json& j, const std::string& file, const Catalo
         d->only_keys({"storage", "capacity_tib", "bytes_per_token", "bytes_per_sample", "cpu_core_s_per_sample",
                       "host_cpu_cores", "prefetch_steps", "source"});
         DataSpec ds;
-        const std::string id = d->string("storage");
-        const StorageSpec* st = cat.find_storage(id);
-        if (!st) {
-            std::string known;
-            for (const auto& x : cat.storage()) known += (known.empty() ? "" : ", ") + x.id;
-            d->fail("storage", "a storage of the catalog (" + known + "), got \"" + id + "\"");
-        }
+        const StorageSpec* st = storage_at(*d, cat);
         ds.storage = *st;
         ds.capacity_tib = d->number_in("capacity_tib", 0, 1e9, 0);
         ds.bytes_per_token = d->number_in("bytes_per_token", 0, 1e9, 0);
