@@ -39,6 +39,11 @@ struct SystemSpec {
         return is_gpu ? std::min(chips, nvlink_domain_gpus > 0 ? nvlink_domain_gpus : node.gpus_per_node) : 0;
     }
     int hosts() const { return is_gpu ? nodes : std::max(1, chips / chip.tpu->chips_per_host); }
+    // One host's general network (storage, checkpoints): the VM's general NIC on GPUs, the host's chips' DCN share
+    // on TPUs.
+    double host_network_bytes_per_s() const {
+        return is_gpu ? node.host_network_bytes_per_s : chip.tpu->dcn_bytes_per_s_per_chip * chip.tpu->chips_per_host;
+    }
 };
 
 }  // namespace podsim

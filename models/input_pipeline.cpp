@@ -12,9 +12,7 @@ InputTiming input_timing(const DataSpec& d, const SystemSpec& sys, long long glo
     t.samples_per_host = static_cast<double>(global_batch_seqs) / t.hosts;
     t.bytes_per_host = t.samples_per_host * (d.bytes_per_sample + d.bytes_per_token * seq_len);
     // Storage: the job's aggregate rate (each host also capped by its general NIC, which storage traffic uses).
-    const double nic = sys.is_gpu ? sys.node.host_network_bytes_per_s
-                                  : sys.chip.tpu->dcn_bytes_per_s_per_chip * sys.chip.tpu->chips_per_host;
-    const StorageRate rate = storage_rate(d.storage, false, t.hosts, nic, d.capacity_tib);
+    const StorageRate rate = storage_rate(d.storage, false, t.hosts, sys.host_network_bytes_per_s(), d.capacity_tib);
     if (!rate.missing.empty()) throw std::invalid_argument(rate.missing);
     t.storage_bytes_per_s = rate.bytes_per_s;
     t.storage_s = t.bytes_per_host * t.hosts / rate.bytes_per_s;

@@ -80,8 +80,9 @@ CostReport cost_report(const ModelSpec& m, const SystemSpec& sys, const StepResu
     c.reliability_file = rel.file;
     c.goodput = goodput_model(m, sys, step, token_budget, rel);
     c.goodput_spot = goodput_model(m, sys, step, token_budget, rel, sys.hosts() * rel.spot_preemptions_per_node_hour);
-    for (const auto& o : recovery_options(m, sys, step, token_budget, rel)) c.recovery.push_back({o, std::nullopt});
     c.train = train_time(token_budget, step);
+    for (const auto& o : recovery_options(c.goodput, sys, step.dp, c.train.total_s, rel))
+        c.recovery.push_back({o, std::nullopt});
     const double hours = c.train.total_s / 3600;
     c.time_to_train_s = c.train.total_s;
     c.chip_hours = hours * sys.chips;

@@ -60,8 +60,10 @@ struct RecoveryOption {
     double effective_time_s = 0;
     double spare_hosts = 0;  // held for the whole run (priced by the caller)
 };
-std::vector<RecoveryOption> recovery_options(const ModelSpec& m, const SystemSpec& sys, const StepResult& step,
-                                             double token_budget, const ReliabilityInputs& rel);
+// `base`: goodput_model's result for the job (its checkpoint, restore and interval); `work_s`: the training's wall
+// time without failures; `dp`: the plan's data-parallel replicas.
+std::vector<RecoveryOption> recovery_options(const Goodput& base, const SystemSpec& sys, int dp, double work_s,
+                                             const ReliabilityInputs& rel);
 
 // `extra_interruptions_per_hour`: e.g. spot preemptions of the whole job.
 Goodput goodput_model(const ModelSpec& m, const SystemSpec& sys, const StepResult& step, double token_budget,

@@ -50,4 +50,13 @@ CommandResult run_podsim(const std::string& args) {
     return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(out), slurp(err)};
 }
 
+int validate_json_outputs(const std::vector<std::string>& files) {
+    const std::filesystem::path root = std::filesystem::path(PODSIM_SCENARIO_DIR).lexically_normal().parent_path();
+    const std::string python = std::filesystem::exists("/usr/bin/python3") ? "/usr/bin/python3" : "python3";
+    std::string cmd = python + " " + (root / "tests" / "validate_json.py").string() + " " +
+                      (root / "docs" / "output.schema.json").string();
+    for (const auto& f : files) cmd += " '" + f + "'";
+    return std::system(cmd.c_str());
+}
+
 }  // namespace podsim::test

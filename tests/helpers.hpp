@@ -27,5 +27,8 @@ struct CommandResult {
 CommandResult run_podsim(const std::string& args);
 std::string temp_dir();
 void write_file(const std::string& path, const std::string& text);
+// Validates podsim JSON outputs against docs/output.schema.json with python3-jsonschema (tests/validate_json.py,
+// Debian's interpreter); 0 when every file validates, the validator printing each violation otherwise.
+int validate_json_outputs(const std::vector<std::string>& files);
 
 }  // namespace podsim::test

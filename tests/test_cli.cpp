@@ -157,7 +157,7 @@ TEST_CASE("podsim --version names the version (and the commit where built from a
 
 TEST_CASE("--network and --kernel-profile are refused, with why, where they would be ignored") {
     const std::string seed = scenario("seed-1.2t-v4-2048.json");
-    for (const std::string cmd : {"search " + seed + " --network simgrid", "check " + scenario("claims/seed-1.2t-21-days.json") +
+    for (const std::string& cmd : {"search " + seed + " --network simgrid", "check " + scenario("claims/seed-1.2t-21-days.json") +
                                       " --kernel-profile p.json", "report " + seed + " --out x --network simgrid"}) {
         CAPTURE(cmd);
         const auto r = run_podsim(cmd);

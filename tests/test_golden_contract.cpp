@@ -20,16 +20,7 @@ namespace {
 
 fs::path root() { return fs::path(PODSIM_SCENARIO_DIR).lexically_normal().parent_path(); }
 
-// Debian's interpreter, where python3-jsonschema lives (a python3 earlier on PATH may be another one).
-std::string python() { return fs::exists("/usr/bin/python3") ? "/usr/bin/python3" : "python3"; }
-
-// 0 when every file validates; the validator prints each violation with its JSON path.
-int validate(const std::vector<std::string>& files) {
-    std::string cmd = python() + " " + (root() / "tests" / "validate_json.py").string() + " " +
-                      (root() / "docs" / "output.schema.json").string();
-    for (const auto& f : files) cmd += " '" + f + "'";
-    return std::system(cmd.c_str());
-}
+int validate(const std::vector<std::string>& files) { return validate_json_outputs(files); }
 
 std::string save(const std::string& name, const std::string& text) {
     const std::string path = temp_dir() + "/" + name;

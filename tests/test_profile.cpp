@@ -60,9 +60,7 @@ TEST_CASE("profile record + compare: the CPU step's trace is attributed to podsi
         if (o["op"] == "qkv") CHECK(o["events"] == 8);
     // The output follows the JSON contract.
     const std::string out = save("profile.json", c.out);
-    const std::string root = std::filesystem::path(PODSIM_SCENARIO_DIR).lexically_normal().parent_path().string();
-    const std::string py = std::filesystem::exists("/usr/bin/python3") ? "/usr/bin/python3" : "python3";
-    CHECK(std::system((py + " " + root + "/tests/validate_json.py " + root + "/docs/output.schema.json " + out).c_str()) == 0);
+    CHECK(validate_json_outputs({out}) == 0);
     auto text = run_podsim("profile compare " + scen + " " + trace);
     CHECK(text.out.find("in events named as podsim's ops") != std::string::npos);
 }
