@@ -15,6 +15,8 @@
 #include "hardware/catalog.hpp"
 #include "models/kernel_calibration.hpp"
 #include "models/scenario.hpp"
+#include "models/trace_calibration.hpp"
+#include "reports/format.hpp"
 
 namespace podsim {
 
@@ -25,10 +27,76 @@ double peak_rss_bytes() {
     getrusage(RUSAGE_SELF, &u);
     return double(u.ru_maxrss) * 1024;  // kilobytes on Linux
 }
+
+std::string utc_now() {
+    char date[32];
+    const std::time_t now = std::time(nullptr);
+    std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+    return date;
+}
+
+// calibrate --from-trace: the profile of what the scenario's step took in a measured trace, op by op where the
+// trace names podsim's ops, per kind of kernel where it has only vendor kernel names.
+int from_trace(const CommonFlags& f, const std::string& trace_file) {
+    if (f.positional.size() != 1 || f.out.empty())
+        throw UsageError("calibrate: expected SCENARIO.json --from-trace TRACE.json --out PROFILE.json");
+    for (const char* flag : {"--device", "--budget-s"})
+        if (f.values.count(flag))
+            throw UsageError(std::string("calibrate: ") + flag + " times kernels on this machine; --from-trace reads "
+                             "what a trace measured instead, so the two do not combine");
+    const Catalog cat = Catalog::load(default_catalog_dir());
+    Scenario s = load_scenario(f.positional[0], cat);
+    complete_scenario(s);  // the ops and their counts follow the plan the trace ran
+    const MeasuredTrace t = read_chrome_trace(load_json_file(trace_file), trace_file);
+    const TraceProfile tp = profile_from_trace(t, s.model, s.plan);
+    if (tp.measurements.empty() && tp.kind_rates.empty())
+        throw InputError(trace_file, "$.traceEvents",
+                         "events named as podsim's ops (e.g. \"qkv\", \"mlp.up.wgrad\") or GEMM / attention / "
+                         "elementwise device kernels to calibrate from");
+    Json profile = {{"schema_version", 1},
+                    {"kind", "kernel-calibration"},
+                    {"chip", s.system.chip.id},
+                    {"device", {{"type", "trace"}, {"name", t.format + " trace " + shareable_path(trace_file)}}},
+                    {"scenario", shareable_path(s.file)},
+                    {"measured_at", utc_now()},
+                    {"trace", {{"file", shareable_path(trace_file)}, {"format", t.format}, {"steps", t.steps},
+                               {"events", t.events.size()}, {"measured_step_s", tp.measured_step_s},
+                               {"used_step_s", tp.used_step_s}}},
+                    {"measurements", tp.measurements},
+                    {"kind_rates", tp.kind_rates},
+                    {"unmeasured_ops", tp.unmatched}};
+    std::string table = fmt::format("podsim calibrate --from-trace: {} ({}, {} step{}, {} events) for {}\n",
+                                    shareable_path(trace_file), t.format, t.steps, t.steps > 1 ? "s" : "",
+                                    t.events.size(), s.name);
+    table += fmt::format("  {} of device work a step; {:.1f}% of it turned into the profile\n",
+                         elapsed(tp.measured_step_s),
+                         tp.measured_step_s > 0 ? 100 * tp.used_step_s / tp.measured_step_s : 0.0);
+    if (!tp.measurements.empty()) {
+        table += fmt::format("\n  {:<28} {:<9} {:<11} {:>14} {:>8} {:>12}\n", "op", "pass", "kind",
+                             "ms/occurrence", "events", "occurrences");
+        for (const auto& m : tp.measurements)
+            table += fmt::format("  {:<28} {:<9} {:<11} {:>14.4f} {:>8} {:>12}\n", m["op"].get<std::string>(),
+                                 m["pass"].get<std::string>(), m["kind"].get<std::string>(),
+                                 m["mean_s"].get<double>() * 1e3, m.value("events", 0),
+                                 m.value("occurrences", 1.0));
+    }
+    for (const auto& [kind, r] : tp.kind_rates.items())
+        table += fmt::format("  {}: {} a step in {} -> {:.4g} {}\n", kind, r["work_per_step"].get<double>(),
+                             elapsed(r["measured_s_per_step"].get<double>()),
+                             r.contains("flops_per_s") ? r["flops_per_s"].get<double>() : r["bytes_per_s"].get<double>(),
+                             r.contains("flops_per_s") ? "FLOP/s" : "bytes/s");
+    if (!tp.unmatched.empty())
+        table += fmt::format("  {} ops podsim prices were not in the trace; they keep the catalog's efficiency model\n",
+                             tp.unmatched.size());
+    emit(table, "");
+    emit(profile.dump(1) + "\n", f.out);
+    return 0;
+}
 }  // namespace
 
 int cmd_calibrate(const Args& args) {
-    const CommonFlags f = parse_flags(args, "calibrate", {"--device", "--budget-s"});
+    const CommonFlags f = parse_flags(args, "calibrate", {"--device", "--budget-s", "--from-trace"});
+    if (f.values.count("--from-trace")) return from_trace(f, f.value("--from-trace", ""));
     const std::string out = f.out, device = f.value("--device", "cpu");
     const Args& rest = f.positional;
     // A bound on the whole measurement, so at least a second (the rate probes and one warm-up and repetition of
@@ -50,9 +118,6 @@ int cmd_calibrate(const Args& args) {
     const Json ms = calibrate_kernels(s.model, s.plan, budget_s, table,
                                       cuda ? CalibrationDevice::cuda : CalibrationDevice::cpu, &sum);
     const auto host = calib::host_info();
-    char date[32];
-    const std::time_t now = std::time(nullptr);
-    std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
     Json profile = {{"schema_version", 1},
                     {"kind", "kernel-calibration"},
                     {"chip", cuda ? s.system.chip.id : std::string("host-cpu")},
@@ -68,7 +133,7 @@ int cmd_calibrate(const Args& args) {
                     {"memory_limit_bytes_per_kernel", sum.memory_limit_bytes},
                     {"largest_kernel_bytes", sum.largest_kernel_bytes},
                     {"peak_rss_bytes", peak_rss_bytes()},
-                    {"measured_at", date},
+                    {"measured_at", utc_now()},
                     {"measurements", ms},
                     {"skipped", sum.skipped}};
     if (!sum.overrun_cause.empty())

@@ -18,8 +18,9 @@ commands:
   validate FILE.json...   predict published training runs and compare step times (MAPE, worst error)
   fit RUNS.json... --chip ID --precision 16bit|fp8 [--out PROFILE.json]
                           fit a chip's GEMM efficiency to half of the matching published runs
-  calibrate SCENARIO.json --out PROFILE.json [--budget-s 60] [--device cpu]
-                          run the plan's real kernels on this machine and record what they achieve
+  calibrate SCENARIO.json --out PROFILE.json [--budget-s 60] [--device cpu] | [--from-trace TRACE.json]
+                          run the plan's real kernels on this machine (or read a measured trace) and record
+                          what they achieve
   profile record|compare  write the CPU training step as a Chrome trace; compare a measured trace with the step
   search SCENARIO.json    rank every parallel plan of the scenario's model by time, cost or MFU
   sweep SWEEP.json        what-if grid (chip type/count, model, batch, tokens, price, region): best plan per point
@@ -108,6 +109,7 @@ and prints measured vs simulated per layer op (per layer and micro-batch) and pe
 the share of measured time in named events and the largest unnamed ones.
 )"},
     {"calibrate", R"(usage: podsim calibrate SCENARIO.json --out PROFILE.json [--budget-s 60] [--device cpu|cuda]
+       podsim calibrate SCENARIO.json --from-trace TRACE.json --out PROFILE.json
 
 Runs the real kernels of the plan's training step on this machine at the exact per-device shard
 shapes (every GEMM of a layer's forward and backward, causal attention, norms, activations,
@@ -123,6 +125,15 @@ is skipped, and the profile's "skipped" says why. A kernel's operands are kept w
 shapes are cut; the measurement's "note" says so). The run ends by printing the time taken against
 the budget and, if it ran over, by how much and why; the profile records the same (elapsed_s,
 overrun) with the largest kernel's memory and the process's peak memory.
+
+--from-trace TRACE.json writes the profile from a measured Chrome trace of the scenario's step
+instead (the trace must have run the scenario's model and plan: occurrences per step follow from
+them). Events named as podsim's ops (podsim profile record, or annotated regions) give each op its
+mean time per occurrence (the events' total over steps x micro-batches x layers); a trace of vendor
+kernels only (Kineto: cuBLAS, flash, elementwise kernel names) gives one rate per kind instead: the
+step's GEMM FLOPs over its GEMM time, attention FLOPs over attention time, elementwise bytes over
+elementwise time. Ops the trace did not show keep the catalog's efficiency model ("unmeasured_ops").
+Use the profile with --kernel-profile on run, search and profile compare.
 GEMMs use OpenBLAS in fp32 (Debian's build has no bf16 GEMM). With --device cuda (a build that
 found nvcc, on a machine with an NVIDIA GPU) the same ops run as cuBLAS bf16 GEMMs and CUDA
 kernels, and the profile is for the scenario's chip.

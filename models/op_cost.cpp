@@ -63,14 +63,16 @@ double dedup_a2a_s(const Op& o, const GroupNetwork& net) {
 
 std::optional<double> profiled_time_s(const Op& o, const calib::KernelProfile& k) {
     if (o.kind == OpKind::collective) return std::nullopt;
+    // Profiles key a measured kernel by the op's name and its pass (`podsim calibrate` writes the layer's GEMMs and
+    // elementwise ops so; a trace-derived profile every op the trace named, the attention core's parts included).
+    const char* pass = is_backward(o) ? "backward" : "forward";
+    if (auto t = k.time_s(o.name, pass, o.flops, o.bytes)) return t;
     if (o.role == OpRole::attention_softmax) return 0.0;  // inside the measured attention kernel
     if (in_attention_core(o)) {
         // Attention is measured as one forward kernel; each attention op takes its share by FLOPs.
         if (auto t = k.time_s("attention", "forward", o.flops, 0)) return t;
         return k.fitted_time_s("attention", o.flops, 0, 0);
     }
-    // Profiles key a measured kernel by the op's name and its pass as `podsim calibrate` wrote them.
-    if (auto t = k.time_s(o.name, is_backward(o) ? "backward" : "forward", o.flops, o.bytes)) return t;
     return k.fitted_time_s(o.kind == OpKind::matmul ? "matmul" : "elementwise", o.flops, o.bytes,
                            std::min({o.m, o.n, o.k}));
 }

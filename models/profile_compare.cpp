@@ -4,6 +4,8 @@
 #include <cctype>
 #include <set>
 
+#include "models/layer_ops.hpp"
+
 namespace podsim {
 
 namespace {
@@ -95,8 +97,11 @@ ProfileComparison compare_profile(const MeasuredTrace& t, const StepResult& sim,
     for (const auto* pass : {&sim.layer_forward, &sim.layer_backward})
         for (const auto& o : *pass)
             if (o.name.find("(per chunk)") == std::string::npos) simulated[o.name] += o.time_s;
-    static const std::set<std::string> step_ops = {"embedding", "embedding.bwd", "final_norm", "final_norm.bwd", "head",
-                                                   "head.wgrad", "head.dgrad", "loss", "optimizer"};
+    std::set<std::string> step_ops = {"optimizer", "adamw"};
+    for (const LayerOps& l : {head_ops(m, p), embedding_ops(m, p)})
+        for (const auto* pass : {&l.forward, &l.backward})
+            for (const auto& o : *pass)
+                if (o.kind != OpKind::collective) step_ops.insert(o.name);
     std::map<std::string, std::pair<double, size_t>> measured;
     std::map<std::string, double> unnamed;
     for (const auto& e : t.events) {

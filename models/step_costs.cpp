@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdio>
+#include <fmt/format.h>
 
 #include "placement/placement.hpp"
 #include "models/layer_ops.hpp"
@@ -193,6 +194,18 @@ void StepPricer::price(const ParallelPlan& p, StepCosts& out, bool detail) {
              "the kernel profile " + opt_.kernels->file + " was measured for chip \"" + opt_.kernels->chip +
                  "\", the plan runs on \"" + chip.id + "\"",
              "$.system");
+    // An accelerator's peak is the vendor's: a profile faster than it is not of this chip (a CPU's is nominal).
+    if (opt_.kernels && chip.kind != ChipKind::cpu) {
+        const double peak = std::max({chip.peak_bf16_flops_per_s, chip.peak_fp16_flops_per_s, chip.peak_fp8_flops_per_s,
+                                      chip.peak_int8_ops_per_s, chip.peak_fp4_flops_per_s});
+        if (opt_.kernels->fastest_flops_per_s > peak)
+            fail(Reject::split,
+                 fmt::format("the kernel profile {} achieves {:.3g} FLOP/s in {}, above {}'s peak of {:.3g}: it was not "
+                             "measured on this chip, or (from a trace) not on this scenario's model and plan",
+                             opt_.kernels->file, opt_.kernels->fastest_flops_per_s, opt_.kernels->fastest_what, chip.id,
+                             peak),
+                 "$.system");
+    }
     if (out.reject != Reject::none && !detail) return;
     LayoutEntry& lay = layout(p);
     if (!lay.placeable)
@@ -397,6 +410,11 @@ void StepPricer::price(const ParallelPlan& p, StepCosts& out, bool detail) {
     out.hardware_flops_per_step = per_mb_device * double(M) * p.dp * p.tp * p.cp;
     out.peak_flops_per_s = chip.peak_bf16_flops_per_s;
     out.utilization_ceiling = utilization_ceiling(chip, p.precision);
+    // A CPU's catalog peak is nominal (the calibration host stands for any machine): what its own profile measured
+    // bounds it instead where that is faster.
+    if (opt_.kernels && chip.kind == ChipKind::cpu)
+        out.utilization_ceiling =
+            std::max(out.utilization_ceiling, opt_.kernels->fastest_flops_per_s / chip.peak_bf16_flops_per_s);
     out.chips = sys_.chips;
 
     if (detail) {

@@ -71,7 +71,10 @@ KernelProfile load_kernel_profile(const std::string& file) {
         p.pass = m.string("pass");
         p.kind = m.string("kind");
         p.median_s = m.positive("median_s");
-        p.min_s = m.positive("min_s");
+        // What predictions use: a trace's mean per occurrence (calibrate --from-trace: the step as it ran), else
+        // the fastest repetition of a calibration run.
+        p.min_s = m.opt_number("mean_s").value_or(m.positive("min_s"));
+        if (p.min_s <= 0) m.fail("mean_s", "expected a time > 0");
         // Measured work over the plan's: tokens shrunk for time, and widths where the memory limit cut them.
         p.token_shrink = m.positive("token_shrink") * m.number_in("width_shrink", 1e-12, 1, 1.0);
         p.plan_flops = m.opt_number("plan_flops").value_or(0);
@@ -87,8 +90,26 @@ KernelProfile load_kernel_profile(const std::string& file) {
         if (p.kind == "elementwise" && p.plan_bytes > 0) elem.push_back(p.plan_bytes / at_plan);
         if (p.kind == "optimizer" && p.plan_bytes > 0) kp.adamw_s_per_param = at_plan / (p.plan_bytes / 28);
     }
+    for (const auto& p : kp.points)
+        if ((p.kind == "matmul" || p.kind == "attention") && p.plan_flops > 0 &&
+            p.plan_flops / (p.min_s / p.token_shrink) > kp.fastest_flops_per_s)
+            kp.fastest_flops_per_s = p.plan_flops / (p.min_s / p.token_shrink), kp.fastest_what = p.op + " (" + p.pass + ")";
     kp.attention_rate = median(att);
     kp.elementwise_rate = median(elem);
+    // A trace of vendor kernels gives one rate per kind instead of points (calibrate --from-trace).
+    if (o.has("kind_rates")) {
+        JsonObject r = o.object("kind_rates");
+        if (r.has("matmul") && kp.matmul_rate == 0)
+            kp.matmul_rate = r.object("matmul").positive("flops_per_s"), kp.matmul_half_dim = 0;
+        if (r.has("attention") && kp.attention_rate == 0)
+            kp.attention_rate = r.object("attention").positive("flops_per_s");
+        for (const char* kind : {"matmul", "attention"})
+            if (r.has(kind) && r.object(kind).positive("flops_per_s") > kp.fastest_flops_per_s)
+                kp.fastest_flops_per_s = r.object(kind).positive("flops_per_s"),
+                kp.fastest_what = std::string(kind) + " kernels (kind_rates)";
+        if (r.has("elementwise") && kp.elementwise_rate == 0)
+            kp.elementwise_rate = r.object("elementwise").positive("bytes_per_s");
+    }
     return kp;
 }
 

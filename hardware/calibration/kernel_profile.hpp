@@ -23,6 +23,10 @@ struct KernelProfile {
     // rate * d / (d + half_dim) with d the smallest GEMM dimension; attention FLOP/s; elementwise bytes/s.
     double matmul_rate = 0, matmul_half_dim = 0, attention_rate = 0, elementwise_rate = 0;
     double adamw_s_per_param = 0;
+    // The fastest FLOP/s any measurement or kind rate achieved, and where: above the chip's peak the profile was
+    // not measured on that chip (or a trace not on the scenario's model and plan).
+    double fastest_flops_per_s = 0;
+    std::string fastest_what;
 
     std::optional<double> fitted_time_s(const std::string& kind, double flops, double bytes, double min_dim) const;
 

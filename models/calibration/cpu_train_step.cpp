@@ -149,7 +149,7 @@ struct CpuTrainStep::Impl {
         // ---- forward ----
         Vec x(size_t(T) * h), tmp(size_t(T) * h);
         {
-            Region r(this, "embedding", "elementwise", -1);
+            Region r(this, "embedding.lookup", "elementwise", -1);
             for (int i = 0; i < T; ++i) std::copy_n(&emb[size_t(tokens[i]) * h], h, &x[size_t(i) * h]);
         }
         const float scale = 1.0f / std::sqrt(float(hd));
@@ -202,25 +202,32 @@ for (size_t i = 0; i < l.u.size(); ++i) {
         }
         xf = x;
         span("final_norm", "elementwise", -1, [&] { layernorm_fwd(xf.data(), lnf.data(), mf.data(), rf.data(), lnfg, lnfb, T, h); });
-        span("head", "matmul", -1, [&] { gemm(false, false, T, V, h, 1, lnf.data(), h, wout.data(), V, 0, logits.data(), V); });
+        span("logits", "matmul", -1, [&] { gemm(false, false, T, V, h, 1, lnf.data(), h, wout.data(), V, 0, logits.data(), V); });
         float loss = 0;
         const float inv_tokens = 1.0f / (float(T) * s.micro_batches);
-        span("loss", "elementwise", -1, [&] {
-for (int i = 0; i < T; ++i) {  // softmax cross-entropy; logits become dlogits in place
+        // Softmax cross-entropy as podsim prices it: the forward (logits become probabilities in place) and its
+        // backward (probabilities become dlogits), two ops.
+        span("cross_entropy", "elementwise", -1, [&] {
+for (int i = 0; i < T; ++i) {
             float* r = &logits[size_t(i) * V];
             float mx = r[0], sum = 0;
             for (int j = 1; j < V; ++j) mx = std::max(mx, r[j]);
             for (int j = 0; j < V; ++j) sum += (r[j] = std::exp(r[j] - mx));
             for (int j = 0; j < V; ++j) r[j] /= sum;
             loss -= std::log(std::max(r[targets[i]], 1e-30f));
+        }
+});
+        span("cross_entropy.bwd", "elementwise", -1, [&] {
+for (int i = 0; i < T; ++i) {
+            float* r = &logits[size_t(i) * V];
             r[targets[i]] -= 1;
             for (int j = 0; j < V; ++j) r[j] *= inv_tokens;
         }
 });
         // ---- backward ----
-        span("head.wgrad", "matmul", -1, [&] { gemm(true, false, h, V, T, 1, lnf.data(), h, logits.data(), V, 1, d_wout.data(), V); });
+        span("logits.wgrad", "matmul", -1, [&] { gemm(true, false, h, V, T, 1, lnf.data(), h, logits.data(), V, 1, d_wout.data(), V); });
         Vec dlnf(size_t(T) * h), dx(size_t(T) * h, 0.0f);
-        span("head.dgrad", "matmul", -1, [&] { gemm(false, true, T, h, V, 1, logits.data(), V, wout.data(), V, 0, dlnf.data(), h); });
+        span("logits.dgrad", "matmul", -1, [&] { gemm(false, true, T, h, V, 1, logits.data(), V, wout.data(), V, 0, dlnf.data(), h); });
         span("final_norm.bwd", "elementwise", -1, [&] { layernorm_bwd(xf.data(), dlnf.data(), mf.data(), rf.data(), lnfg, dx.data(), d_lnfg, d_lnfb, T, h); });
         Vec dg(size_t(T) * f), dln(size_t(T) * h), dqkv(size_t(T) * 3 * h), dO(size_t(T) * h), dP(size_t(s.seq) * s.seq);
         for (int li = s.layers - 1; li >= 0; --li) {
@@ -271,7 +278,7 @@ for (size_t i = 0; i < dg.size(); ++i) {
             span("qkv.dgrad", "matmul", li, [&] { gemm(false, true, T, h, 3 * h, 1, dqkv.data(), 3 * h, l.wqkv.data(), 3 * h, 0, dln.data(), h); });
             span("norm1.bwd", "elementwise", li, [&] { layernorm_bwd(l.x.data(), dln.data(), l.m1.data(), l.r1.data(), l.ln1g, dx.data(), l.d_ln1g, l.d_ln1b, T, h); });
         }
-        span("embedding.bwd", "elementwise", -1, [&] {
+        span("embedding.grad", "elementwise", -1, [&] {
 for (int i = 0; i < T; ++i) {  // embedding: scatter-add the input gradient
             float* e = &d_emb[size_t(tokens[i]) * h];
             const float* d = &dx[size_t(i) * h];

@@ -20,7 +20,7 @@ struct TinyGpt {
 };
 
 // One timed region of the step, named as podsim names the op it computes ("qkv", "core.qk", "mlp.down.wgrad";
-// outside the layers "embedding", "head", "loss", "optimizer"), for a Chrome trace of the step (podsim profile).
+// outside the layers "embedding.lookup", "logits", "cross_entropy", "optimizer"), for a Chrome trace of the step (podsim profile).
 struct StepSpan {
     const char* name;
     const char* category;  // "matmul", "attention", "elementwise", "optimizer"
