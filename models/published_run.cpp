@@ -282,18 +282,23 @@ PublishedPrediction simulate_published(const PublishedRun& run, const StepOption
         out.chosen = c.chosen;
         if (!c.found) out.chosen.push_back("no feasible completion: " + c.reason);
     }
-    out.step = simulate_step(run.model, run.system, plan, opt);
+    // The memory model decides the escalation before any task graph is built: each candidate is priced (memory
+    // included) without the engine, and only the plan finally kept is simulated, once.
+    StepOptions price_only = opt;
+    price_only.skip_engine_if_infeasible = true;
+    out.step = simulate_step(run.model, run.system, plan, price_only);
     const Recompute stated = plan.recompute;
     while (!out.step.memory.fits && plan.recompute != Recompute::full) {
         const Recompute from = plan.recompute;
         plan.recompute = from == Recompute::none ? Recompute::selective
                          : from == Recompute::selective ? Recompute::minimal
                                                         : Recompute::full;
-        StepResult next = simulate_step(run.model, run.system, plan, opt);
         out.escalation = std::string("recompute ") + to_string(stated) + " does not fit our memory model; " +
                          "simulated with " + to_string(plan.recompute);
-        out.step = std::move(next);
+        out.step = simulate_step(run.model, run.system, plan, price_only);
     }
+    // An infeasible plan skipped the engine above; it is simulated as it is (its reasons then say why).
+    if (!out.step.feasible) out.step = simulate_step(run.model, run.system, plan, opt);
     out.plan = plan;
     return out;
 }

@@ -121,9 +121,23 @@ Scenario scenario_from_json(const Json& j, const std::string& file, const Catalo
     }
     if (auto r = o.opt_object("reliability")) {
         // Failure rates from the buyer's own fleet; each overrides hardware/catalog/reliability.json's.
-        r->only_keys({"interruptions_per_chip_hour", "restart_overhead_s", "spot_preemptions_per_node_hour",
+        r->only_keys({"interruptions_per_chip_hour", "failures", "restart_overhead_s", "spot_preemptions_per_node_hour",
                       "checkpoint_bandwidth_fraction", "source"});
         ReliabilityOverrides& ro = s.reliability;
+        if (auto f = r->opt_object("failures")) {
+            f->only_keys({"chip_per_hour", "host_per_hour", "link_per_hour", "slice_per_hour", "software_per_chip_hour"});
+            // Chips fail at some rate in every fleet: a job's MTBF stays finite.
+            auto rate = [&](const char* key, std::optional<double>& to, double lo = 0) {
+                if (f->has(key)) to = f->number_in(key, lo, 1);
+            };
+            rate("chip_per_hour", ro.chip_per_hour, 1e-12);
+            rate("host_per_hour", ro.host_per_hour);
+            rate("link_per_hour", ro.link_per_hour);
+            rate("slice_per_hour", ro.slice_per_hour);
+            rate("software_per_chip_hour", ro.software_per_chip_hour);
+            if (r->has("interruptions_per_chip_hour"))
+                r->fail("interruptions_per_chip_hour", "either one flat rate or \"failures\" per component, not both");
+        }
         if (r->has("interruptions_per_chip_hour"))
             ro.interruptions_per_chip_hour = r->number_in("interruptions_per_chip_hour", 1e-12, 1);
         if (r->has("restart_overhead_s")) ro.restart_overhead_s = r->number_in("restart_overhead_s", 0, 7 * 86400);

@@ -34,10 +34,14 @@ struct CheckpointSpec {
 struct ReliabilityOverrides {
     std::optional<double> interruptions_per_chip_hour, restart_overhead_s, spot_preemptions_per_node_hour,
         checkpoint_bandwidth_fraction;
+    // Per component (the block's "failures" object): per chip, host, scale-out link and slice hour, and software
+    // failures per chip-hour.
+    std::optional<double> chip_per_hour, host_per_hour, link_per_hour, slice_per_hour, software_per_chip_hour;
     std::optional<CheckpointSpec> checkpoint;  // the scenario's checkpoint block
     std::string source;
     bool any() const {
-        return interruptions_per_chip_hour || restart_overhead_s || spot_preemptions_per_node_hour ||
+        return interruptions_per_chip_hour || restart_overhead_s || spot_preemptions_per_node_hour || chip_per_hour ||
+               host_per_hour || link_per_hour || slice_per_hour || software_per_chip_hour ||
                checkpoint_bandwidth_fraction || checkpoint;
     }
 };

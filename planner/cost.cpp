@@ -78,6 +78,7 @@ CostReport cost_report(const ModelSpec& m, const SystemSpec& sys, const StepResu
     c.token_budget = token_budget;
     if (!step.feasible || step.tokens_per_s <= 0) return c;
     c.reliability_file = rel.file;
+    c.failures = job_failures(sys, rel);
     c.goodput = goodput_model(m, sys, step, token_budget, rel);
     c.goodput_spot = goodput_model(m, sys, step, token_budget, rel, sys.hosts() * rel.spot_preemptions_per_node_hour);
     c.train = train_time(token_budget, step);

@@ -41,6 +41,7 @@ struct CostReport {
     std::string price_sku, price_region, price_source, price_date, price_unit;
     std::vector<OptionCost> options;
     std::string no_price_reason;  // set when the catalog has no price for this system
+    std::vector<JobFailures> failures;  // the job's failure rate by component, with sources
     Goodput goodput;              // failures only (on-demand and commitments)
     Goodput goodput_spot;         // failures and spot preemptions
     // Each recovery strategy's goodput and on-demand dollars with failures (spares priced as hosts of the system).

@@ -109,6 +109,9 @@ std::string plan_text(const Scenario& s, const StepResult& r, const CostReport& 
         line("chip-hours", fmt::format("{:.3g}", c.chip_hours));
         const auto& g = c.goodput;
         line("failures", fmt::format("job MTBF {} ({})", duration(g.mtbf_s), c.reliability_file));
+        for (const JobFailures& f : c.failures)
+            line(fmt::format("  {}", to_string(f.component)),
+                 fmt::format("{:.6g} x {:.3g}/h = {:.3g}/h ({})", f.units, f.per_unit_hour, f.per_hour, f.source));
         line("checkpoint", fmt::format("{:.1f} TB to {}: written in {}{}, restored in {}; Young/Daly interval {}",
                                        g.checkpoint_bytes / 1e12, g.checkpoint_storage, duration(g.checkpoint_write_s),
                                        g.async ? fmt::format(" in the background (asynchronous: training pauses {} "
@@ -247,11 +250,15 @@ Json run_json(const Scenario& s, const StepResult& r, const CostReport& c) {
              {"effective_time_s", o.applicable ? Json(o.effective_time_s) : Json(nullptr)},
              {"downtime_per_failure_s", o.downtime_per_failure_s}, {"lost_work_per_failure_s", o.lost_work_per_failure_s},
              {"checkpoint_pause_s", o.checkpoint_pause_s}, {"checkpoint_interval_s", o.interval_s},
-             {"spare_hosts", o.spare_hosts},
+             {"spare_hosts", o.spare_hosts}, {"spare_unit", o.spare_unit.empty() ? Json(nullptr) : Json(o.spare_unit)},
              {"usd_on_demand_with_failures",
               rc.usd_on_demand_with_failures ? Json(*rc.usd_on_demand_with_failures) : Json(nullptr)}});
     }
     cost["reliability_source"] = c.reliability_file;
+    cost["failures"] = Json::array();
+    for (const JobFailures& f : c.failures)
+        cost["failures"].push_back({{"component", to_string(f.component)}, {"units", f.units},
+                                    {"per_unit_hour", f.per_unit_hour}, {"per_hour", f.per_hour}, {"source", f.source}});
     cost["no_price_reason"] = c.no_price_reason.empty() ? Json(nullptr) : Json(c.no_price_reason);
     cost["price"] = nullptr;
     cost["options"] = Json::array();

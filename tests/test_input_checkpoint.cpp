@@ -152,16 +152,28 @@ TEST_CASE("recovery strategies: goodput and dollars for restart, waiting, spares
     // The catalog's restart is the goodput the rest of podsim uses.
     CHECK(by_id["restart"]["goodput"].get<double>() == approx(c["goodput"]["goodput"].get<double>()));
     // Waiting two hours for a replacement at every failure costs the most time; spares buy it back for their price;
-    // elastic loses only 1/dp of the wait.
+    // elastic loses only 1/dp of the wait, for the hardware failures (each takes one host: one replica of 8 hosts);
+    // a software failure restarts the ranks in place and waits for nothing.
     CHECK(by_id["wait"]["goodput"].get<double>() < by_id["restart"]["goodput"].get<double>());
     CHECK(by_id["spares"]["goodput"].get<double>() == approx(by_id["restart"]["goodput"].get<double>()));
     CHECK(by_id["spares"]["usd_on_demand_with_failures"].get<double>() >
           by_id["restart"]["usd_on_demand_with_failures"].get<double>());
     CHECK(by_id["spares"]["spare_hosts"].get<double>() == 13);  // 1% of 1,280 hosts, rounded up
     CHECK(by_id["elastic"]["goodput"].get<double>() > by_id["wait"]["goodput"].get<double>());
+    double all_per_hour = 0, software_per_hour = 0;
+    for (const auto& f : c["failures"]) {
+        all_per_hour += f["per_hour"].get<double>();
+        if (f["component"] == "software") software_per_hour = f["per_hour"].get<double>();
+    }
+    CHECK(3600 / all_per_hour == approx(c["goodput"]["mtbf_s"].get<double>()));
+    CHECK(software_per_hour > 0);
     CHECK(by_id["elastic"]["downtime_per_failure_s"].get<double>() ==
-          approx(by_id["in-memory"]["downtime_per_failure_s"].get<double>() + 7200.0 / 160));
+          approx(by_id["in-memory"]["downtime_per_failure_s"].get<double>() +
+                 7200.0 / 160 * (1 - software_per_hour / all_per_hour)));
     const auto text = run_podsim("run " + save("10k.json", j));
     CHECK(text.out.find("recovery: elastic") != std::string::npos);
     CHECK(text.out.find("replacement") != std::string::npos);
+    // The rates are shown with their sources.
+    CHECK(text.out.find("  chip") != std::string::npos);
+    CHECK(text.out.find("arXiv:2407.21783") != std::string::npos);
 }
