@@ -177,6 +177,8 @@ Exit status 3 when no plan fits (a constraint that leaves none says so).
 )"},
     {"sweep", R"(usage: podsim sweep SWEEP.json [--csv FILE] [--json FILE] [--no-progress]
                     [--deadline-days D] [--budget-usd X]
+       podsim sweep SWEEP.json --shard K/N --json SHARD.json [...]
+       podsim sweep merge SHARD.json... [--csv FILE] [--json FILE]
 
 A what-if grid over a base scenario (see scenarios/sweeps/): every combination of the axes given,
 each searched like podsim search (closed-form screening, engine confirmation) for its best plan
@@ -192,6 +194,10 @@ One row per point: the axis values, the system, plans searched and fitting, the 
 time, MFU, tokens/s, memory, days (without and with failures) and dollars with failures at the
 point's price. CSV to stdout unless --csv/--json name files (each written whole or not at all).
 Every axis value is checked before any point runs; errors name the sweep file and JSON path.
+Across machines: --shard K/N (0 <= K < N) runs the points i with i % N == K and writes them to a
+shard file; sweep merge checks that the shards are all N of one sweep (same file contents, same
+podsim output head; each point once) and writes the CSV/JSON the unsharded sweep writes, byte for
+byte. deploy/ has a GKE Indexed Job and a Slurm array script that run a sweep this way.
 )"},
     {"report", R"(usage: podsim report SCENARIO.json --out DIR [--trace [--plan best|scenario|PLAN]] [--objective time|cost|mfu]
                      [--price on-demand|spot|1y|3y] [--top 8] [--scales 0.25,0.5,1,2,4]

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <map>
 #include <set>
 
 #include "models/layer_ops.hpp"
@@ -28,7 +29,9 @@ std::string classify(const std::string& name) {
         return "memory";
     if (has(n, "flash") || has(n, "fmha") || has(n, "attention") || has(n, "attn") || has(n, "softmax"))
         return "attention";
+    // (Cijk_...: Tensile's GEMM kernels, as rocBLAS and hipBLASLt name them on AMD GPUs: C[i,j,k] = A x B.)
     if (has(n, "gemm") || has(n, "matmul") || has(n, "cutlass") || has(n, "xmma") || has(n, "cublas") ||
+        n.rfind("cijk_", 0) == 0 ||
         has(n, "convolution") || has(n, "dot") || has(n, "sm90") || has(n, "sm80") || has(n, "wgmma"))
         return "matmul";
     if (has(n, "adam") || has(n, "optimizer") || has(n, "multi_tensor")) return "optimizer";
@@ -60,6 +63,13 @@ MeasuredTrace read_chrome_trace(const Json& j, const std::string& file) {
     for (const auto& e : *events)
         if (e.is_object() && e.value("ph", "") == "X" && e.value("cat", "") == "kernel") kernels = true;
     t.format = kernels ? "kineto (device kernels)" : "chrome trace events";
+    // Steps: the distinct ProfilerStep#N annotations (Kineto writes each on the host and again on the device) that
+    // launched device work; the profiler's last mark is often a step it stopped in, with nothing launched.
+    struct Window {
+        double begin_us, end_us;
+    };
+    std::map<std::string, std::vector<Window>> step_windows;
+    std::vector<double> launches_us;
     int step_marks = 0;
     for (size_t i = 0; i < events->size(); ++i) {
         const Json& e = (*events)[i];
@@ -70,7 +80,10 @@ MeasuredTrace read_chrome_trace(const Json& j, const std::string& file) {
         if (!e.contains("dur") || !e["dur"].is_number() || e["dur"].get<double>() < 0)
             throw InputError(file, at + ".dur", "a duration in microseconds, >= 0");
         const std::string name = e["name"], cat = e.value("cat", "");
-        if (name.rfind("ProfilerStep#", 0) == 0) ++step_marks;
+        const double ts_us = e.contains("ts") && e["ts"].is_number() ? e["ts"].get<double>() : 0;
+        if (name.rfind("ProfilerStep#", 0) == 0 && cat != "gpu_user_annotation")
+            step_windows[name].push_back({ts_us, ts_us + e["dur"].get<double>()});
+        if (cat == "cuda_runtime" || cat == "cuda_driver") launches_us.push_back(ts_us);
         if (annotation(name, cat)) continue;
         if (kernels && cat != "kernel" && cat != "gpu_memcpy" && cat != "gpu_memset") continue;
         MeasuredEvent m;
@@ -79,6 +92,13 @@ MeasuredTrace read_chrome_trace(const Json& j, const std::string& file) {
         static const std::set<std::string> own = {"matmul", "attention", "elementwise", "optimizer", "communication"};
         m.category = own.count(cat) ? cat : classify(name);
         t.events.push_back(std::move(m));
+    }
+    for (const auto& [step, windows] : step_windows) {
+        const bool launched = std::any_of(launches_us.begin(), launches_us.end(), [&](double ts) {
+            return std::any_of(windows.begin(), windows.end(),
+                               [&](const Window& w) { return ts >= w.begin_us && ts <= w.end_us; });
+        });
+        if (launches_us.empty() || launched) ++step_marks;
     }
     if (step_marks > 0) t.steps = step_marks;
     else if (j.is_object() && j.contains("otherData") && j["otherData"].contains("steps") &&

@@ -94,54 +94,67 @@ std::string csv_escape(const std::string& v) {
 
 }  // namespace
 
-std::string sweep_csv(const Sweep& s, const std::vector<SweepRow>& rows) {
-    std::vector<std::string> head;
-    for (const auto& a : s.axis_names) head.push_back("axis_" + a);
-    for (const char* h : fixed_columns()) head.push_back(h);
+std::string sweep_csv_header(const Sweep& s) {
     std::string o;
-    for (size_t i = 0; i < head.size(); ++i) o += (i ? "," : "") + head[i];
-    o += "\n";
-    for (const auto& r : rows) {
-        const auto c = cells(r);
-        if (c.size() != head.size())  // a row must have the header's fields, or CSV readers reject the file
-            throw InternalError(fmt::format("sweep CSV row has {} fields, the header {}", c.size(), head.size()));
-        for (size_t i = 0; i < c.size(); ++i) {
-            if (i) o += ',';
-            o += csv_escape(c[i]);
-        }
-        o += "\n";
+    for (size_t i = 0; i < s.axis_names.size(); ++i) o += (i ? "," : "") + std::string("axis_") + s.axis_names[i];
+    for (const char* h : fixed_columns()) o += (o.empty() ? "" : ",") + std::string(h);
+    return o + "\n";
+}
+
+std::string sweep_csv_row(const Sweep& s, const SweepRow& r) {
+    const auto c = cells(r);
+    const size_t fields = s.axis_names.size() + fixed_columns().size();
+    if (c.size() != fields)  // a row must have the header's fields, or CSV readers reject the file
+        throw InternalError(fmt::format("sweep CSV row has {} fields, the header {}", c.size(), fields));
+    std::string o;
+    for (size_t i = 0; i < c.size(); ++i) {
+        if (i) o += ',';
+        o += csv_escape(c[i]);
     }
+    return o + "\n";
+}
+
+std::string sweep_csv(const Sweep& s, const std::vector<SweepRow>& rows) {
+    std::string o = sweep_csv_header(s);
+    for (const auto& r : rows) o += sweep_csv_row(s, r);
     return o;
 }
 
-nlohmann::json sweep_json(const Sweep& s, const std::vector<SweepRow>& rows) {
+nlohmann::json sweep_json_head(const Sweep& s) {
     nlohmann::json j = output_head("sweep");
     j["sweep"] = {{"name", s.name}, {"file", s.file}};
     j["objective"] = to_string(s.objective);
     j["axes"] = s.axis_names;
     j["points"] = nlohmann::json::array();
+    return j;
+}
+
+nlohmann::json sweep_point_json(const SweepRow& r) {
     auto plan_or_null = [](const SearchResult& sr, const std::optional<size_t>& i, PriceOption price) {
         return i ? ranked_plan_json(sr.ranked[*i], price) : nlohmann::json(nullptr);
     };
-    for (const auto& r : rows) {
-        nlohmann::json p;
-        p["axes"] = nlohmann::json::object();
-        for (const auto& [k, v] : r.point->axes) p["axes"][k] = v;
-        p["system"] = system_json(r.point->scenario.system);
-        p["params"] = r.point->scenario.model.total_params();
-        p["global_batch_seqs"] = r.point->scenario.plan.global_batch;
-        p["token_budget"] = r.point->scenario.token_budget;
-        p["price_option"] = price_option_key(r.point->price);
-        p["plans"] = r.search.plans;
-        p["feasible"] = r.search.feasible;
-        const bool none = r.search.ranked.empty();
-        p["best"] = none ? nlohmann::json(nullptr) : ranked_plan_json(r.search.ranked.front(), r.point->price);
-        p["why_none"] = none ? nlohmann::json(why_no_plan(r.search)) : nlohmann::json(nullptr);
-        p["cheapest_within_deadline"] = plan_or_null(r.search, r.search.cheapest_within_deadline, r.point->price);
-        p["fastest_within_budget"] = plan_or_null(r.search, r.search.fastest_within_budget, r.point->price);
-        p["advice_note"] = r.search.advice_note.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.search.advice_note);
-        j["points"].push_back(p);
-    }
+    nlohmann::json p;
+    p["axes"] = nlohmann::json::object();
+    for (const auto& [k, v] : r.point->axes) p["axes"][k] = v;
+    p["system"] = system_json(r.point->scenario.system);
+    p["params"] = r.point->scenario.model.total_params();
+    p["global_batch_seqs"] = r.point->scenario.plan.global_batch;
+    p["token_budget"] = r.point->scenario.token_budget;
+    p["price_option"] = price_option_key(r.point->price);
+    p["plans"] = r.search.plans;
+    p["feasible"] = r.search.feasible;
+    const bool none = r.search.ranked.empty();
+    p["best"] = none ? nlohmann::json(nullptr) : ranked_plan_json(r.search.ranked.front(), r.point->price);
+    p["why_none"] = none ? nlohmann::json(why_no_plan(r.search)) : nlohmann::json(nullptr);
+    p["cheapest_within_deadline"] = plan_or_null(r.search, r.search.cheapest_within_deadline, r.point->price);
+    p["fastest_within_budget"] = plan_or_null(r.search, r.search.fastest_within_budget, r.point->price);
+    p["advice_note"] = r.search.advice_note.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.search.advice_note);
+    return p;
+}
+
+nlohmann::json sweep_json(const Sweep& s, const std::vector<SweepRow>& rows) {
+    nlohmann::json j = sweep_json_head(s);
+    for (const auto& r : rows) j["points"].push_back(sweep_point_json(r));
     return j;
 }
 

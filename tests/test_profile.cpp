@@ -229,3 +229,42 @@ TEST_CASE("calibrate --from-trace: a Kineto trace of vendor kernels gives a rate
     const std::string said = over.out + over.err;
     CHECK_MESSAGE(said.find("above h100-sxm's peak") != std::string::npos, said);
 }
+
+TEST_CASE("a real Kineto trace (PyTorch on an MI250, from HolisticTraceAnalysis) is read as its kernels say") {
+    // tests/data/traces/README.md: one profiled training step of a toy model; the profiler's second ProfilerStep
+    // launched nothing. The expected figures are sums over the file's own events.
+    const std::string trace = std::string(PODSIM_SOURCE_DIR) + "/tests/data/traces/hta-mi250-minitoy-train-kineto.json";
+    const Json j = read_json(trace);
+    double gemm_s = 0, optimizer_s = 0, memcpy_s = 0, kernels_s = 0;
+    for (const auto& e : j["traceEvents"]) {
+        if (e.value("ph", "") != "X") continue;
+        const std::string name = e["name"], cat = e.value("cat", "");
+        const double s = e["dur"].get<double>() * 1e-6;
+        if (cat == "kernel") kernels_s += s;
+        if (cat == "kernel" && name.rfind("Cijk_", 0) == 0) gemm_s += s;
+        if (cat == "kernel" && name.find("multi_tensor_apply_kernel") != std::string::npos) optimizer_s += s;
+        if (cat == "gpu_memcpy") memcpy_s += s;
+    }
+    REQUIRE(gemm_s > 0);
+    auto cmp = run_podsim("profile compare " + tiny_cpu_scenario() + " " + trace + " --format json");
+    REQUIRE_MESSAGE(cmp.exit_code == 0, cmp.err);
+    const Json c = Json::parse(cmp.out);
+    CHECK(c["trace"]["format"] == "kineto (device kernels)");
+    CHECK(c["trace"]["steps"] == 1);
+    const Json& by = c["measured_by_category_s"];
+    CHECK(by["matmul"].get<double>() == doctest::Approx(gemm_s));
+    CHECK(by["optimizer"].get<double>() == doctest::Approx(optimizer_s));
+    CHECK(by["memory"].get<double>() == doctest::Approx(memcpy_s));
+    CHECK(c["measured_step_s"].get<double>() == doctest::Approx(kernels_s + memcpy_s));
+    // Nothing of it is left uncategorized.
+    CHECK(by.count("other") == 0);
+    // Calibrating from it: the GEMM kernels' time a step is the matmul rate's denominator.
+    const std::string prof = temp_dir() + "/from-mi250.json";
+    auto cal = run_podsim("calibrate " + tiny_cpu_scenario() + " --from-trace " + trace + " --out " + prof);
+    REQUIRE_MESSAGE(cal.exit_code == 0, cal.err);
+    const Json p = read_json(prof);
+    CHECK(p["trace"]["steps"] == 1);
+    CHECK(p["kind_rates"]["matmul"]["measured_s_per_step"].get<double>() == doctest::Approx(gemm_s));
+    CHECK(p["kind_rates"]["matmul"]["flops_per_s"].get<double>() ==
+          doctest::Approx(p["kind_rates"]["matmul"]["work_per_step"].get<double>() / gemm_s));
+}
