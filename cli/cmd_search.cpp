@@ -24,13 +24,14 @@ SearchOptions search_options(const CommonFlags& f, const std::string& cmd) {
     o.use_profiles = !f.switches.count("--no-profiles");
     o.progress = progress_bar(f);
     o.constraints = constraint_flags(f, cmd);
+    o.jobs = jobs_flag(f, cmd);
     return o;
 }
 
 int cmd_search(const Args& args) {
     const CommonFlags f = parse_flags(args, "search",
                                       {"--objective", "--top", "--refine", "--confirm", "--scales", "--price",
-                                       "--deadline-days", "--budget-usd", PODSIM_CONSTRAINT_FLAGS},
+                                       "--deadline-days", "--budget-usd", "--jobs", PODSIM_CONSTRAINT_FLAGS},
                                       {"--no-profiles", "--no-progress"});
     if (f.positional.size() != 1) throw UsageError("search: expected one SCENARIO.json (see podsim search --help)");
     const SearchOptions o = search_options(f, "search");

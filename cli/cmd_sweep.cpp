@@ -1,7 +1,9 @@
 // podsim sweep: a what-if grid, one row per point with the best plan found for it.
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdio>
+#include <mutex>
 #include <fstream>
 #include <iostream>
 #include <optional>
@@ -14,6 +16,7 @@
 #include "hardware/input_error.hpp"
 #include "hardware/json_reader.hpp"
 #include "reports/sweep_report.hpp"
+#include "planner/parallel.hpp"
 #include "reports/sweep_shards.hpp"
 
 namespace podsim {
@@ -48,7 +51,7 @@ std::string file_bytes(const std::string& path) {
 }  // namespace
 
 int cmd_sweep(const Args& args) {
-    const CommonFlags f = parse_flags(args, "sweep", {"--csv", "--json", "--deadline-days", "--budget-usd", "--shard"},
+    const CommonFlags f = parse_flags(args, "sweep", {"--csv", "--json", "--deadline-days", "--budget-usd", "--shard", "--jobs"},
                                       {"--no-progress"});
     if (!f.positional.empty() && f.positional[0] == "merge") {
         if (!f.out.empty() || f.format != "text") throw UsageError("sweep merge: use --csv FILE and/or --json FILE");
@@ -78,14 +81,21 @@ int cmd_sweep(const Args& args) {
             throw UsageError("sweep: --shard K/N writes the shard's rows with --json FILE (then: podsim sweep merge)");
     }
     const bool bar = !f.switches.count("--no-progress") && isatty(STDERR_FILENO);
-    std::vector<SweepRow> rows;
     std::vector<size_t> indices;
-    for (size_t i = 0; i < sw.points.size(); ++i) {
-        if (shard && !in_shard(*shard, i)) continue;
-        if (bar) std::fprintf(stderr, "\r  point %zu / %zu", i + 1, sw.points.size()), std::fflush(stderr);
-        rows.push_back(run_sweep_point(sw.points[i], sw.objective, cat, rel, budget, advice));
-        indices.push_back(i);
-    }
+    for (size_t i = 0; i < sw.points.size(); ++i)
+        if (!shard || in_shard(*shard, i)) indices.push_back(i);
+    // Points on --jobs threads (each point's search on one), each row in its slot: the same rows for any count.
+    std::vector<SweepRow> rows(indices.size());
+    std::atomic<size_t> finished{0};
+    std::mutex print;
+    parallel_for(indices.size(), jobs_flag(f, "sweep"), [&](size_t k, int) {
+        rows[k] = run_sweep_point(sw.points[indices[k]], sw.objective, cat, rel, budget, advice);
+        const size_t n = ++finished;
+        if (bar) {
+            std::lock_guard<std::mutex> lock(print);
+            std::fprintf(stderr, "\r  point %zu / %zu", n, indices.size()), std::fflush(stderr);
+        }
+    });
     if (bar) std::fprintf(stderr, "\n");
     if (shard) {
         emit(sweep_shard_json(sw, file_bytes(f.positional[0]), *shard, indices, rows).dump(2) + "\n", f.value("--json"));

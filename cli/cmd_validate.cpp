@@ -1,10 +1,13 @@
 #include <cstdio>
+#include <optional>
+#include <utility>
 
 #include "cli/commands.hpp"
 #include "hardware/catalog.hpp"
 #include "models/published_run.hpp"
 #include "models/step.hpp"
 #include "planner/cost.hpp"
+#include "planner/parallel.hpp"
 #include "reports/plan_report.hpp"
 #include "reports/validation_report.hpp"
 
@@ -12,7 +15,7 @@ namespace podsim {
 
 int cmd_validate(const Args& args) {
     // --detail ID: the full plan report for one run, to see where its time goes.
-    const CommonFlags f = parse_flags(args, "validate", {"--detail"}, {"--no-profiles"});
+    const CommonFlags f = parse_flags(args, "validate", {"--detail", "--jobs"}, {"--no-profiles"});
     const std::string detail = f.value("--detail");
     const bool no_profiles = f.switches.count("--no-profiles") > 0;
     if (f.positional.empty()) throw UsageError("validate: expected one or more published-run JSON files");
@@ -20,8 +23,26 @@ int cmd_validate(const Args& args) {
     const Catalog cat = Catalog::load(default_catalog_dir());
     std::vector<ValidationRow> rows;
     bool detail_found = false;
-    for (const auto& file : f.positional) {
-        for (const auto& run : load_published_runs(file, cat)) {
+    // Every record first; then their predictions on --jobs threads, each in its slot; then the rows in file order.
+    // (SimGrid forks a child per simulation: one thread then.)
+    std::vector<std::pair<std::string, PublishedRun>> all;
+    for (const auto& file : f.positional)
+        for (auto& run : load_published_runs(file, cat)) all.emplace_back(file, std::move(run));
+    std::vector<std::optional<PublishedPrediction>> predicted(all.size());
+    parallel_for(all.size(), use_simgrid(f) ? 1 : jobs_flag(f, "validate"), [&](size_t i, int) {
+        const PublishedRun& run = all[i].second;
+        if (!run.error.empty()) return;
+        const CollectiveTimer timer(run.system, use_simgrid(f) ? NetworkBackend::simgrid : NetworkBackend::analytical);
+        StepOptions opt;
+        opt.use_profiles = !no_profiles;
+        opt.timer = &timer;
+        opt.budget = budget;
+        predicted[i] = simulate_published(run, opt);
+    });
+    for (size_t i = 0; i < all.size(); ++i) {
+        {
+            const std::string& file = all[i].first;
+            const PublishedRun& run = all[i].second;
             if (!run.error.empty()) {
                 ValidationRow row;
                 row.id = run.id;
@@ -29,13 +50,7 @@ int cmd_validate(const Args& args) {
                 rows.push_back(row);
                 continue;
             }
-            const CollectiveTimer timer(run.system,
-                                        use_simgrid(f) ? NetworkBackend::simgrid : NetworkBackend::analytical);
-            StepOptions opt;
-            opt.use_profiles = !no_profiles;
-            opt.timer = &timer;
-            opt.budget = budget;
-            const PublishedPrediction pred = simulate_published(run, opt);
+            const PublishedPrediction& pred = *predicted[i];
             const StepResult& r = pred.step;
             if (run.id == detail) {
                 detail_found = true;

@@ -55,6 +55,8 @@ double number_flag(const CommonFlags& f, const std::string& cmd, const std::stri
                    double max = std::numeric_limits<double>::infinity());
 // The same for a whole number (counts: --top, --confirm, --refine).
 int int_flag(const CommonFlags& f, const std::string& cmd, const std::string& name, int otherwise, int min, int max);
+// --jobs N: threads for search, sweep and validate (default: the machine's cores; results do not depend on it).
+int jobs_flag(const CommonFlags& f, const std::string& cmd);
 // "a,b,c" -> numbers, each in [min, max] (at most 64 of them); an empty list is an error.
 std::vector<double> number_list_flag(const CommonFlags& f, const std::string& cmd, const std::string& name,
                                      std::vector<double> otherwise, double min,

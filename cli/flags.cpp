@@ -9,6 +9,8 @@
 #include <memory>
 
 #include "cli/commands.hpp"
+#include "planner/parallel.hpp"
+#include "sim/flows.hpp"
 #include "reports/atomic_write.hpp"
 
 namespace podsim {
@@ -50,6 +52,9 @@ CommonFlags parse_flags(const Args& args, const std::string& cmd, std::initializ
             f.network = value();
             if (f.network != "analytical" && f.network != "simgrid")
                 throw UsageError(cmd + ": --network expects analytical or simgrid, got \"" + f.network + "\"");
+            std::string why;
+            if (f.network == "simgrid" && !simgrid_backend_available(&why))
+                throw UsageError(cmd + ": --network simgrid: " + why);
         } else if (a == "--kernel-profile") {
             f.kernel_profile = value();
         } else if (own_valued.count(a)) {
@@ -326,6 +331,10 @@ ParallelPlan parse_plan_text(const std::string& cmd, const std::string& text, co
     if (others * p.dp != chips)
         fail(fmt::format("dp x tp x pp x cp = {} but the system has {} chips;", others * p.dp, chips));
     return p;
+}
+
+int jobs_flag(const CommonFlags& f, const std::string& cmd) {
+    return int_flag(f, cmd, "--jobs", machine_cores(), 1, 1024);
 }
 
 }  // namespace podsim

@@ -72,7 +72,7 @@ and dollars under on-demand, spot and 1-/3-year commitment prices.
 Exit status 3 when the plan is impossible (TP not dividing heads, memory over HBM, ...): the
 reasons are printed.
 )"},
-    {"validate", R"(usage: podsim validate FILE.json... [--format text|json] [--out FILE] [--detail ID] [--no-profiles]
+    {"validate", R"(usage: podsim validate FILE.json... [--format text|json] [--out FILE] [--detail ID] [--no-profiles] [--jobs N]
                        [--network analytical|simgrid]
 
 Reads published training runs (format: ../shared/validation/README.md), predicts each run's
@@ -140,7 +140,7 @@ kernels, and the profile is for the scenario's chip.
 )"},
     {"search", R"(usage: podsim search SCENARIO.json [--objective time|cost|mfu] [--top 10] [--refine K]
                      [--scales 0.5,1,2] [--price on-demand|spot|1y|3y] [--deadline-days D]
-                     [--budget-usd X] [--confirm 40] [--no-profiles] [--no-progress]
+                     [--budget-usd X] [--confirm 40] [--no-profiles] [--no-progress] [--jobs N]
                      [--format text|json] [--out FILE]
 
 Enumerates every plan for the scenario's model on its system: data / tensor / pipeline / context
@@ -175,7 +175,7 @@ Constraints (also for podsim report): each keeps only the listed values of its d
 
 Exit status 3 when no plan fits (a constraint that leaves none says so).
 )"},
-    {"sweep", R"(usage: podsim sweep SWEEP.json [--csv FILE] [--json FILE] [--no-progress]
+    {"sweep", R"(usage: podsim sweep SWEEP.json [--csv FILE] [--json FILE] [--no-progress] [--jobs N]
                     [--deadline-days D] [--budget-usd X]
        podsim sweep SWEEP.json --shard K/N --json SHARD.json [...]
        podsim sweep merge SHARD.json... [--csv FILE] [--json FILE]

@@ -3,11 +3,13 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <memory>
 #include <queue>
 #include <stdexcept>
 
 #include <fmt/format.h>
 
+#include "planner/parallel.hpp"
 #include "sim/network_backend.hpp"
 
 namespace podsim {
@@ -121,18 +123,20 @@ SearchResult search_plans(const Scenario& s, const Catalog& cat, const Reliabili
             input_s[si] = input_timing(*s.data, systems[si], s.plan.global_batch, s.model.seq_len).per_step_s;
     auto t0 = Clock::now();
     size_t done = 0, seq = 0;
+    const int jobs = std::max(1, o.jobs);
     for (size_t si = 0; si < systems.size(); ++si) {
         const SystemSpec& sys = systems[si];
-        StepEstimator est(s.model, sys, o.use_profiles, o.budget);
+        // One estimator per worker (each caches what its plans share); plans are screened in blocks on every
+        // worker, then taken in enumeration order, so the result does not depend on the number of workers.
+        std::vector<std::unique_ptr<StepEstimator>> est(static_cast<size_t>(jobs));
         SystemSearch ss;
         std::map<Reject, std::pair<double, ParallelPlan>> nearest;  // per reason: (how far over, plan)
         ss.label = sys.label;
         ss.chips = sys.chips;
-        for_each_plan(sys, s.plan, spaces[si], [&](const ParallelPlan& p) {
+        auto take = [&](const ParallelPlan& p, StepEstimate e) {
             if (o.progress && (++done & 0x3fff) == 0) o.progress(done, total);
             ++ss.plans;
             const size_t index = seq++;
-            StepEstimate e = est.estimate(p);
             // The input pipeline is the same for every plan of a system (each host feeds its share of the batch):
             // the closed form's step waits for it as the engine's does (simulate_step).
             if (e.feasible() && input_s[si] > 0) {
@@ -157,7 +161,25 @@ SearchResult search_plans(const Scenario& s, const Catalog& cat, const Reliabili
             if (!fastest[si] || e.step_time_s < fastest[si]->est.step_time_s) fastest[si] = c;
             if (best.size() < keep) best.push(c);
             else if (c.score < best.top().score) best.pop(), best.push(c);
+        };
+        constexpr size_t kBlock = 8192;
+        std::vector<ParallelPlan> block;
+        std::vector<StepEstimate> estimates;
+        auto screen_block = [&] {
+            estimates.assign(block.size(), StepEstimate{});
+            parallel_for(block.size(), jobs, [&](size_t i, int w) {
+                auto& e = est[static_cast<size_t>(w)];
+                if (!e) e = std::make_unique<StepEstimator>(s.model, sys, o.use_profiles, o.budget);
+                estimates[i] = e->estimate(block[i]);
+            });
+            for (size_t i = 0; i < block.size(); ++i) take(block[i], estimates[i]);
+            block.clear();
+        };
+        for_each_plan(sys, s.plan, spaces[si], [&](const ParallelPlan& p) {
+            block.push_back(p);
+            if (block.size() == kBlock) screen_block();
         });
+        screen_block();
         for (const auto& [why_class, miss] : nearest) {
             StepOptions so;
             so.use_profiles = o.use_profiles;
@@ -191,20 +213,25 @@ SearchResult search_plans(const Scenario& s, const Catalog& cat, const Reliabili
     so.budget = o.budget;
     so.evaluation = s.evaluation;  // time to train and dollars count the scenario's evaluation passes
     so.data = s.data ? &*s.data : nullptr;  // the input pipeline: a step it cannot feed waits
-    for (const auto& c : chosen) {
+    // Each kept plan through the engine on the workers, each into its own slot; then in the heap's order.
+    std::vector<std::optional<RankedPlan>> confirmed(chosen.size());
+    parallel_for(chosen.size(), jobs, [&](size_t i, int) {
+        const Candidate& c = chosen[i];
         RankedPlan rp;
         rp.system = systems[c.system];
         rp.plan = c.plan;
         rp.screened = c.est;
         rp.step = simulate_step(s.model, rp.system, c.plan, so);
-        if (!rp.step.feasible) continue;  // the closed form and the engine share their checks; kept for safety
+        if (!rp.step.feasible) return;  // the closed form and the engine share their checks; kept for safety
         rp.cost = cost_report(s.model, rp.system, rp.step, s.token_budget, cat, s.region, rel_s,
                               s.negotiated ? &*s.negotiated : nullptr);
         rp.usd_per_hour = usd_per_hour[c.system];
         rp.score = score_of(o.objective, rp.step.tokens_per_s, rp.step.mfu, rp.usd_per_hour);
         rp.enumeration_index = c.index;
-        res.ranked.push_back(std::move(rp));
-    }
+        confirmed[i] = std::move(rp);
+    });
+    for (auto& rp : confirmed)
+        if (rp) res.ranked.push_back(std::move(*rp));
     res.confirmed = res.ranked.size();
     // Ties (equivalent plans, below) in enumeration order, so that the plan shown for them does not depend on
     // which one the screening heap happened to return first.

@@ -34,6 +34,9 @@ struct SearchOptions {
     SimBudget budget;                   // what one engine simulation may use (max_tasks, max_memory)
     std::optional<PlanSpace> space;     // instead of default_plan_space (tests, sweeps that pin a setting)
     PlanConstraints constraints;        // what the user pinned (--tp 1,2,4,8, --precision bf16, ...)
+    // Threads that screen and confirm plans (the CLI's --jobs, default the machine's cores); the result is the
+    // same for any number.
+    int jobs = 1;
     // Called now and then with (plans screened so far, plans in the space); for a progress bar.
     std::function<void(size_t, size_t)> progress;
 };

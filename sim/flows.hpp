@@ -46,6 +46,8 @@ double analytical_time_s(const LoweredCollective& lc, const NetworkGraph& g);
 // one engine per process, so each call runs in a forked child. Returns the time the last lane finishes. When the
 // simulation fails, throws std::runtime_error with the reason (SimGrid's exception text, or how its process ended).
 double simgrid_time_s(const std::vector<LoweredCollective>& concurrent, const NetworkGraph& g);
+// Whether the SimGrid module (libpodsim_simgrid.so, loaded on first use) can be loaded; if not, why.
+bool simgrid_backend_available(std::string* why);
 // The same run, with the time each of the concurrent collectives finishes.
 std::vector<double> simgrid_end_times_s(const std::vector<LoweredCollective>& concurrent, const NetworkGraph& g);
 

@@ -1,5 +1,5 @@
-// The SimGrid backend: the only file that includes SimGrid. See flows.hpp for what it promises.
-#include <simgrid/s4u.hpp>
+// The SimGrid backend: each simulation in a forked child (SimGrid keeps one engine per process), run by the module
+// libpodsim_simgrid.so (simgrid_run.cpp, loaded on first use). See flows.hpp for what it promises.
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -17,79 +17,41 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "hardware/plugin_module.hpp"
 #include "sim/flows.hpp"
-
-namespace sg4 = simgrid::s4u;
+#include "sim/simgrid_module.hpp"
 
 namespace podsim {
 
 namespace {
 
-// Every sender/receiver pair's route, looked up in the parent before the fork (in the order the flows first name
-// them): the child reads this table and the graph's links only, never the graph's route cache, which another
-// thread of the parent may be filling at the moment of the fork.
-struct PairRoute {
-    uint32_t src, dst;
-    const std::vector<uint32_t>* links;
-};
-using Routes = std::vector<PairRoute>;
+using simgrid_module::PairRoute;
+using simgrid_module::Routes;
 
-std::vector<double> run_in_this_process(const std::vector<LoweredCollective>& concurrent, const NetworkGraph& g,
-                                        const Routes& routes) {
-    int argc = 2;
-    char arg0[] = "podsim-simgrid";
-    char arg1[] = "--log=root.thres:critical";
-    char* argv[] = {arg0, arg1, nullptr};
-    sg4::Engine e(&argc, argv);
-    // CM02: max-min sharing with no bandwidth/latency correction factors; no cross-traffic (acks) and no TCP
-    // window cap, so a lone flow takes exactly bytes / bandwidth + latency.
-    sg4::Engine::set_config("network/model:CM02");
-    sg4::Engine::set_config("network/crosstraffic:0");
-    sg4::Engine::set_config("network/TCP-gamma:0");
+// The module, loaded in the parent (before any fork) the first time a simulation needs it; null with the reason.
+const simgrid_module::Api* try_simgrid_api(std::string* reason) {
+    static std::string why;
+    static const simgrid_module::Api* api = [] {
+        auto entry = reinterpret_cast<simgrid_module::ApiEntry>(load_plugin_symbol(
+            plugin_module_path("libpodsim_simgrid.so", "PODSIM_SIMGRID_MODULE"), simgrid_module::kApiSymbol, &why));
+        const simgrid_module::Api* a = entry ? entry() : nullptr;
+        if (a && a->version != simgrid_module::kApiVersion) a = nullptr, why = "the SimGrid module is not this podsim's";
+        return a;
+    }();
+    if (!api && reason) *reason = why + " (rebuild podsim: cmake --build build)";
+    return api;
+}
 
-    auto* zone = sg4::create_full_zone("podsim");
-    std::unordered_map<uint32_t, sg4::Host*> hosts;
-    std::unordered_map<uint32_t, sg4::Link*> links;
-    auto host = [&](uint32_t chip) {
-        auto it = hosts.find(chip);
-        if (it != hosts.end()) return it->second;
-        return hosts[chip] = zone->create_host("chip" + std::to_string(chip), 1e12);
-    };
-    auto link = [&](uint32_t id) {
-        auto it = links.find(id);
-        if (it != links.end()) return it->second;
-        const auto& l = g.links[id];
-        return links[id] = zone->create_link("l" + std::to_string(id), l.bytes_per_s)->set_latency(l.latency_s)->seal();
-    };
-    for (const auto& r : routes) {
-        std::vector<sg4::LinkInRoute> route;
-        for (uint32_t id : *r.links) route.emplace_back(link(id));
-        zone->add_route(host(r.src)->get_netpoint(), host(r.dst)->get_netpoint(), nullptr, nullptr, route, false);
-    }
-    std::vector<double> ends(concurrent.size(), 0.0);
-    if (hosts.empty()) return ends;
-    sg4::Host* any = hosts.begin()->second;
-    zone->seal();
-
-    for (size_t i = 0; i < concurrent.size(); ++i)
-        for (const auto& lane : concurrent[i].lanes)
-            sg4::Actor::create("lane", any, [&lane, &hosts, &end = ends[i]]() {
-                for (const auto& ph : lane.phases) {
-                    std::vector<sg4::CommPtr> comms;
-                    for (const auto& f : ph.flows) {
-                        if (f.src == f.dst) continue;
-                        const auto bytes = static_cast<uint64_t>(std::max(1.0, std::ceil(f.bytes)));
-                        comms.push_back(sg4::Comm::sendto_async(hosts.at(f.src), hosts.at(f.dst), bytes));
-                    }
-                    sg4::Comm::wait_all(comms);
-                }
-                end = std::max(end, sg4::Engine::get_clock());
-            });
-    e.run();
-    return ends;
+const simgrid_module::Api& simgrid_api() {
+    std::string why;
+    const simgrid_module::Api* api = try_simgrid_api(&why);
+    if (!api) throw std::runtime_error("simgrid backend: " + why);
+    return *api;
 }
 
 }  // namespace
+
+bool simgrid_backend_available(std::string* why) { return try_simgrid_api(why) != nullptr; }
 
 double simgrid_time_s(const std::vector<LoweredCollective>& concurrent, const NetworkGraph& g) {
     const auto ends = simgrid_end_times_s(concurrent, g);
@@ -165,6 +127,7 @@ std::vector<double> simgrid_end_times_s(const std::vector<LoweredCollective>& co
                 for (const auto& f : ph.flows)
                     if (f.src != f.dst && routed.insert((uint64_t(f.src) << 32) | f.dst).second)
                         routes.push_back({f.src, f.dst, &g.route(f.src, f.dst)});
+    const simgrid_module::Api& api = simgrid_api();
     std::fflush(stdout);  // the child must not repeat what the parent has buffered
     std::fflush(stderr);
     int fds[2];
@@ -189,7 +152,7 @@ std::vector<double> simgrid_end_times_s(const std::vector<LoweredCollective>& co
         std::vector<double> ends;
         std::string error;
         try {
-            ends = run_in_this_process(concurrent, g, routes);
+            ends = api.run(concurrent, g, routes);
         } catch (const std::exception& e) {
             status = 1, error = e.what();
         } catch (...) {

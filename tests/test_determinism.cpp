@@ -148,3 +148,30 @@ TEST_CASE("determinism: run, search and report of every shipped scenario, and th
         MESSAGE("sweep " << e.path().filename().string() << ": " << seconds_since(t0) << " s");
     }
 }
+
+TEST_CASE("--jobs: search, sweep and validate give the same output on 1 and on 3 threads") {
+    // The work is spread over threads (screening blocks, engine confirmations, sweep points, published runs) and
+    // combined in item order; 3 threads on any machine (more threads than cores still interleave).
+    const std::string dir = temp_dir() + "/jobs";
+    fs::create_directories(dir);
+    struct Case {
+        std::string args;
+        bool json;
+    };
+    const std::vector<Case> cases = {
+        {"search " + scenario("gpt3-175b-128xa3-mega.json") + " --top 5 --confirm 8 --scales 0.5,1 --no-progress "
+         "--format json", true},
+        {"search " + scenario("mixtral-8x22b-32xa3-mega.json") + " --top 3 --confirm 4 --no-progress --format json", true},
+        {"sweep " + scenario("sweeps/gpt3-175b-what-if.json") + " --no-progress", false},
+        {"validate " + shared("validation/published_runs.json") + " --format json", true}};
+    for (const auto& c : cases) {
+        CAPTURE(c.args);
+        const auto one = run_podsim(c.args + " --jobs 1");
+        const auto three = run_podsim(c.args + " --jobs 3");
+        REQUIRE_MESSAGE(one.exit_code == 0, one.err);
+        REQUIRE_MESSAGE(three.exit_code == 0, three.err);
+        CHECK(!one.out.empty());
+        CHECK(comparable(one.out, c.json) == comparable(three.out, c.json));
+    }
+    CHECK(run_podsim("search " + scenario("gpt3-175b-128xa3-mega.json") + " --jobs 0").exit_code == 2);
+}

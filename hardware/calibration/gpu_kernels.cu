@@ -11,7 +11,8 @@
 
 #include "hardware/calibration/gpu_kernels.hpp"
 
-namespace podsim::calib::gpu {
+// The kernels are defined in an inner namespace: podsim's own podsim::calib::gpu functions are the loader's.
+namespace podsim::calib::gpu::device {
 
 namespace {
 
@@ -200,4 +201,19 @@ Timing adamw(long n, double budget_s) {
     return time_gpu([&] { adamw_kernel<<<kBlocks, kThreads>>>(p.p, g.p, m.p, v.p, n); }, budget_s);
 }
 
-}  // namespace podsim::calib::gpu
+}  // namespace podsim::calib::gpu::device
+
+extern "C" __attribute__((visibility("default"))) const podsim::calib::gpu::Api* podsim_cuda_api() {
+    namespace d = podsim::calib::gpu::device;
+    static const podsim::calib::gpu::Api api{podsim::calib::gpu::kApiVersion,
+                                             &d::available,
+                                             &d::device_name,
+                                             &d::library_versions,
+                                             &d::gemm,
+                                             &d::attention,
+                                             &d::layernorm,
+                                             &d::gelu,
+                                             &d::stream_add,
+                                             &d::adamw};
+    return &api;
+}
