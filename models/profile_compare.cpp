@@ -93,7 +93,8 @@ MeasuredTrace read_chrome_trace(const Json& j, const std::string& file) {
         m.category = own.count(cat) ? cat : classify(name);
         t.events.push_back(std::move(m));
     }
-    for (const auto& [step, windows] : step_windows) {
+    for (const auto& named : step_windows) {
+        const std::vector<Window>& windows = named.second;  // (clang 14: no capture of a structured binding)
         const bool launched = std::any_of(launches_us.begin(), launches_us.end(), [&](double ts) {
             return std::any_of(windows.begin(), windows.end(),
                                [&](const Window& w) { return ts >= w.begin_us && ts <= w.end_us; });

@@ -36,8 +36,8 @@ std::string temp_dir() {
 
 void write_file(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
 
-static std::string slurp(const std::string& path) {
-    std::ifstream in(path);
+std::string slurp(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
     std::stringstream ss;
     ss << in.rdbuf();
     return ss.str();

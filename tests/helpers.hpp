@@ -26,6 +26,7 @@ struct CommandResult {
 // Runs `podsim <args>` in a shell; stdout and stderr captured separately.
 CommandResult run_podsim(const std::string& args);
 std::string temp_dir();
+std::string slurp(const std::string& path);  // a file's bytes ("" when it cannot be read)
 void write_file(const std::string& path, const std::string& text);
 // Validates podsim JSON outputs against docs/output.schema.json with python3-jsonschema (tests/validate_json.py,
 // Debian's interpreter); 0 when every file validates, the validator printing each violation otherwise.

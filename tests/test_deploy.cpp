@@ -17,13 +17,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string slurp(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    std::stringstream s;
-    s << in.rdbuf();
-    return s.str();
-}
-
 const fs::path kRoot = fs::path(PODSIM_SCENARIO_DIR).lexically_normal().parent_path();
 
 int shell(const std::string& cmd) {

@@ -21,13 +21,6 @@ using namespace podsim::test;
 
 namespace {
 
-std::string slurp(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
-
 // The wall-clock figures, named.
 const char* const kWallClockKeys[] = {"plans_per_s", "screen_s"};
 const std::regex kWallClockText("screening at [0-9.e+]+ plans/s");

@@ -263,13 +263,6 @@ std::vector<GoldenCase> golden_cases(std::vector<std::string>* unclassified = nu
     return v;
 }
 
-std::string slurp(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
-
 struct Outcome {
     int exit_code = -1;
     std::string json_text, err;

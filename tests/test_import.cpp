@@ -14,6 +14,7 @@
 #include "tests/helpers.hpp"
 
 using namespace podsim;
+using podsim::test::slurp;
 
 namespace {
 
@@ -24,11 +25,6 @@ ModelSpec imported(const ImportedModel& im) { return model_from_json(JsonObject(
 ModelSpec from_hf(const std::string& rel, long long seq = 4096) {
     const std::string path = kData + "/hf/" + rel;
     return imported(import_hf_config(load_json_file(path), path, seq, rel));
-}
-
-std::string slurp(const std::string& path) {
-    std::ifstream in(path);
-    return std::string((std::istreambuf_iterator<char>(in)), {});
 }
 
 }  // namespace

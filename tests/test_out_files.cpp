@@ -22,13 +22,6 @@ using namespace podsim::test;
 
 namespace {
 
-std::string slurp(const std::string& path) {
-    std::ifstream in(path);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
-
 // A fresh, empty directory for one test case.
 std::string fresh_dir(const std::string& name) {
     const std::string d = temp_dir() + "/out-files-" + name;

@@ -17,15 +17,9 @@
 #include "reports/trace.hpp"
 
 using namespace podsim;
+using podsim::test::slurp;
 
 namespace {
-
-std::string slurp(const std::string& path) {
-    std::ifstream f(path);
-    std::stringstream ss;
-    ss << f.rdbuf();
-    return ss.str();
-}
 
 // Debian's chromium (scripts/setup.sh installs it); the flags a root, display-less CI machine needs.
 std::string chromium() {
