@@ -166,7 +166,8 @@ TEST_CASE("calibrate --from-trace: the CPU step's trace becomes a kernel profile
     const std::string scen2 = tiny_cpu_scenario_seq(128);
     auto cmp2 = run_podsim("profile compare " + scen2 + " " + trace + " --kernel-profile " + prof + " --format json");
     REQUIRE_MESSAGE(cmp2.exit_code == 0, cmp2.err);
-    for (const auto& o : Json::parse(cmp2.out)["ops"])
+    const Json ops2 = Json::parse(cmp2.out);  // (a named value: a range-for over a temporary's member dangles)
+    for (const auto& o : ops2["ops"])
         if (o["op"] == "qkv") CHECK(o["simulated_s"].get<double>() == doctest::Approx(2 * (*q)["mean_s"].get<double>()));
 
     // It cannot be mixed with timing kernels here, and a trace with nothing to calibrate from is an input error.
@@ -208,7 +209,8 @@ TEST_CASE("calibrate --from-trace: a Kineto trace of vendor kernels gives a rate
     // Simulated with it, a GEMM takes its FLOPs over the rate: qkv = 2 T h 3h = 12,582,912 FLOPs.
     auto cmp = run_podsim("profile compare " + scen + " " + trace + " --kernel-profile " + prof + " --format json");
     REQUIRE_MESSAGE(cmp.exit_code == 0, cmp.err);
-    for (const auto& o : Json::parse(cmp.out)["ops"])
+    const Json ops = Json::parse(cmp.out);
+    for (const auto& o : ops["ops"])
         if (o["op"] == "qkv")
             CHECK(o["simulated_s"].get<double>() == doctest::Approx(12'582'912.0 / (805'306'368.0 / 20e-3)));
     // On an accelerator, a trace faster than the chip's peak was not of this chip, model or plan: the plan is
