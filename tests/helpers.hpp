@@ -9,6 +9,19 @@
 
 namespace podsim::test {
 
+// Whether this build runs under AddressSanitizer (some checks cannot: see where it is used).
+#if defined(__SANITIZE_ADDRESS__)
+inline constexpr bool kAsan = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+inline constexpr bool kAsan = true;
+#else
+inline constexpr bool kAsan = false;
+#endif
+#else
+inline constexpr bool kAsan = false;
+#endif
+
 // A relative comparison: doctest::Approx alone adds an absolute tolerance of epsilon (its scale defaults to 1),
 // which would let any two small times (milliseconds) compare equal.
 inline doctest::Approx approx(double v) { return doctest::Approx(v).scale(0); }

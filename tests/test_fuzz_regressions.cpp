@@ -22,6 +22,7 @@
 
 #include "fuzz/fuzz_entry.hpp"
 #include "hardware/input_error.hpp"
+#include "tests/helpers.hpp"
 
 namespace fs = std::filesystem;
 using podsim::fuzz::Outcome;
@@ -29,17 +30,7 @@ using podsim::fuzz::Target;
 
 namespace {
 
-#if defined(__SANITIZE_ADDRESS__)
-constexpr bool kAsan = true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-constexpr bool kAsan = true;
-#else
-constexpr bool kAsan = false;
-#endif
-#else
-constexpr bool kAsan = false;
-#endif
+using podsim::test::kAsan;
 
 constexpr unsigned kSecondsPerInput = 60;
 constexpr rlim_t kMemoryPerInput = 3ULL << 30;  // address space, without ASan (whose shadow maps terabytes)

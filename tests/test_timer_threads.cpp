@@ -14,20 +14,6 @@
 using namespace podsim;
 
 namespace {
-#if defined(__SANITIZE_ADDRESS__)
-constexpr bool kAsan = true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-constexpr bool kAsan = true;
-#else
-constexpr bool kAsan = false;
-#endif
-#else
-constexpr bool kAsan = false;
-#endif
-}  // namespace
-
-namespace {
 
 struct Query {
     Collective c;
@@ -117,7 +103,7 @@ TEST_CASE("one SimGrid CollectiveTimer asked from 4 threads at once answers as a
     // Under ASan (clang 14) a child forked while another thread is inside ASan's allocator can block forever on the
     // allocator's lock (its allocator takes no lock around fork; glibc's malloc, which release builds use, does).
     // Seen in the sanitized CI tier: a SimGrid child stuck in free(). The threaded half runs in release builds only.
-    if (kAsan) {
+    if (test::kAsan) {
         MESSAGE("ASan build: the 4-thread SimGrid half is skipped (ASan's allocator is not fork-safe across threads)");
         return;
     }
