@@ -3,7 +3,10 @@
 #include <boost/graph/adjacency_list.hpp>
 #include <boost/graph/breadth_first_search.hpp>
 
+#include <algorithm>
+#include <cstdlib>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <stdexcept>
 #include <unordered_map>
@@ -64,6 +67,19 @@ const std::vector<uint32_t>& NetworkGraph::route(uint32_t chip_a, uint32_t chip_
     std::lock_guard lock(cache_->mutex);
     auto it = cache_->routes.find(key);
     if (it != cache_->routes.end()) return it->second;
+    std::vector<uint32_t> path;
+    if (direct_route) direct_route(chip_a, chip_b, path);
+    else path = bfs_path(a, b);
+    return cache_->routes.emplace(key, std::move(path)).first->second;
+}
+
+std::vector<uint32_t> NetworkGraph::bfs_route(uint32_t chip_a, uint32_t chip_b) const {
+    std::lock_guard lock(cache_->mutex);
+    return bfs_path(chip_node.at(chip_a), chip_node.at(chip_b));
+}
+
+std::vector<uint32_t> NetworkGraph::bfs_path(uint32_t a, uint32_t b) const {
+    // Caller holds the mutex.
     if (!cache_->built) {
         cache_->g = Graph(node_names.size());
         for (uint32_t i = 0; i < links.size(); ++i) boost::add_edge(links[i].src, links[i].dst, i, cache_->g);
@@ -72,6 +88,8 @@ const std::vector<uint32_t>& NetworkGraph::route(uint32_t chip_a, uint32_t chip_
     }
     auto pit = cache_->pred_link.find(a);
     if (pit == cache_->pred_link.end()) {
+        // A bounded number of search trees are kept (callers ask source by source), not one per chip.
+        if (cache_->pred_link.size() >= 64) cache_->pred_link.clear();
         std::vector<uint32_t> pred(node_names.size(), UINT32_MAX);
         auto eidx = boost::get(boost::edge_index, cache_->g);
         struct Recorder : boost::default_bfs_visitor {
@@ -93,10 +111,60 @@ const std::vector<uint32_t>& NetworkGraph::route(uint32_t chip_a, uint32_t chip_
         n = links[l].src;
     }
     std::reverse(path.begin(), path.end());
-    return cache_->routes.emplace(key, std::move(path)).first->second;
+    return path;
 }
 
 namespace {
+
+// Dimension-ordered routing on TPU tori (the ICI routes along axis 0, then 1, ...): on each axis the shorter way
+// round where it wraps, a tie (half-way round) split by the source's parity so both directions carry half;
+// between slices, chip -> host -> DCN -> host -> chip. Every route is a shortest path, as BFS's; BFS breaks ties
+// by link order, which sends every half-way message the same way and loads one direction twice (an all-to-all
+// on an 8x8 torus took 2.8x its balanced time).
+struct TorusLinks {
+    std::vector<int> dims;
+    std::vector<bool> wraps;
+    int per_slice = 0, chips_per_host = 1;
+    std::vector<uint32_t> plus, minus;  // [chip * axes + axis]
+    std::vector<uint32_t> pcie_up;      // chip -> host (+1: host -> chip), per chip in slice order
+    std::vector<uint32_t> dcn_up;       // host -> dcn (+1: dcn -> host), per host
+
+    void route(uint32_t a, uint32_t b, std::vector<uint32_t>& path) const {
+        const size_t D = dims.size();
+        if (a / per_slice != b / per_slice) {
+            const uint32_t ha = a / chips_per_host, hb = b / chips_per_host;
+            path = {pcie_up[a], dcn_up[ha], dcn_up[hb] + 1, pcie_up[b] + 1};
+            return;
+        }
+        uint32_t cur = a;
+        uint32_t ia = a % per_slice, ib = b % per_slice;
+        uint32_t mul = 1;
+        for (size_t k = 0; k < D; ++k) {
+            const int L = dims[k];
+            const int ca = static_cast<int>(ia % L), cb = static_cast<int>(ib % L);
+            ia /= L, ib /= L;
+            if (ca != cb) {
+                int steps = 0;
+                bool up = cb > ca;
+                if (wraps[k]) {
+                    const int fwd = (cb - ca + L) % L, back = L - fwd;
+                    up = fwd < back || (fwd == back && ca % 2 == 0);
+                    steps = up ? fwd : back;
+                } else {
+                    steps = std::abs(cb - ca);
+                }
+                for (int s = 0; s < steps; ++s) {
+                    const uint32_t l = (up ? plus : minus)[size_t(cur) * D + k];
+                    path.push_back(l);
+                    const int c = static_cast<int>((cur % per_slice) / mul % L);
+                    const int next = up ? (c + 1) % L : (c + L - 1) % L;
+                    cur = cur + static_cast<uint32_t>((next - c) * static_cast<long long>(mul));
+                }
+            }
+            mul *= L;
+        }
+    }
+};
 
 NetworkGraph build_tpu(const SystemSpec& sys) {
     NetworkGraph g;
@@ -107,6 +175,13 @@ NetworkGraph build_tpu(const SystemSpec& sys) {
     const auto& dims = sys.torus_dims;
     const int per_slice = sys.chips_per_slice();
     const uint32_t dcn = sys.slices > 1 ? g.add_node("dcn") : 0;
+    // Link ids for dimension-ordered routing: per chip (global rank) and axis, the link to the next chip (+) and
+    // to the previous one (-); per chip its PCIe links to and from its host; per host its DCN links.
+    const size_t D = dims.size();
+    auto t = std::make_shared<TorusLinks>();
+    t->dims = dims, t->wraps = sys.wraps, t->per_slice = per_slice, t->chips_per_host = rules.chips_per_host;
+    t->plus.assign(size_t(per_slice) * sys.slices * D, UINT32_MAX);
+    t->minus = t->plus;
     for (int s = 0; s < sys.slices; ++s) {
         std::vector<uint32_t> ids(per_slice);
         for (int i = 0; i < per_slice; ++i) {
@@ -139,6 +214,11 @@ NetworkGraph build_tpu(const SystemSpec& sys) {
                     const size_t o = k == 0 ? 1 : 0;
                     n[o] = (c[o] + dims[o] / 2) % dims[o];
                 }
+                const auto fwd = static_cast<uint32_t>(g.links.size());
+                const size_t from = size_t(s) * per_slice + i, to = size_t(s) * per_slice + index(n);
+                t->plus[from * D + k] = fwd;
+                // On an axis of two that wraps, the second link pair doubles the first: routes use the first.
+                if (t->minus[to * D + k] == UINT32_MAX) t->minus[to * D + k] = fwd + 1;
                 g.add_duplex(ids[i], ids[index(n)], ici, chip.ici_hop_latency_s,
                              "ici.s" + std::to_string(s) + "." + std::to_string(i) + ".d" + std::to_string(k));
             }
@@ -148,16 +228,85 @@ NetworkGraph build_tpu(const SystemSpec& sys) {
             const double host_bw = rules.dcn_effective_bytes_per_s_per_chip(sys.slices) * rules.chips_per_host;
             for (int h = 0; h < hosts; ++h) {
                 const uint32_t host = g.add_node("s" + std::to_string(s) + ".host" + std::to_string(h));
+                t->dcn_up.push_back(static_cast<uint32_t>(g.links.size()));
                 g.add_duplex(host, dcn, host_bw, rules.dcn_latency_s / 2, "dcn.s" + std::to_string(s) + ".h" + std::to_string(h));
                 // Chips reach their host over PCIe, which is not the bottleneck for DCN traffic.
                 for (int k = 0; k < rules.chips_per_host; ++k)
-                    g.add_duplex(ids[h * rules.chips_per_host + k], host, 4 * host_bw, 0,
+                    t->pcie_up.push_back(static_cast<uint32_t>(g.links.size())), g.add_duplex(ids[h * rules.chips_per_host + k], host, 4 * host_bw, 0,
                                  "pcie.s" + std::to_string(s) + ".h" + std::to_string(h) + "." + std::to_string(k));
             }
         }
     }
+    // Twisted wraparound shifts another axis on the long one's wrap: left to BFS.
+    if (!sys.twisted) g.direct_route = [t](uint32_t a, uint32_t b, std::vector<uint32_t>& path) { t->route(a, b, path); };
     return g;
 }
+
+// Routing on GPU rail fat trees, the paths BFS finds (tests/test_network.cpp compares every pair): inside an NVLink
+// domain over the NVSwitch; otherwise over the NIC rails. A message to a GPU on the sender's rail goes NIC -> leaf
+// (-> spine -> leaf) -> NIC; to another rail it first crosses NVLink to the domain's first GPU on that rail in rank
+// order (one in the destination's pod if any: PXN-like), as BFS explores the NVSwitch before the NIC.
+struct RailLinks {
+    int G = 8, R = 8, nodes_per_domain = 1, nodes_per_leaf = 1;
+    std::vector<uint32_t> nvl_up;     // gpu -> nvswitch (+1: back), per GPU
+    std::vector<uint32_t> pcie_up;    // gpu -> nic (+1: back), per GPU
+    std::vector<uint32_t> rail_up;    // nic -> leaf (+1: back), per node x rail
+    std::vector<uint32_t> uplink_up;  // leaf -> spine (+1: back), per rail x pod
+    int pods = 1;
+
+    int rail(uint32_t gpu) const { return static_cast<int>(gpu % G) * R / G; }
+    int pod(uint32_t gpu) const { return static_cast<int>(gpu / G) / nodes_per_leaf; }
+    // Links from the NIC of `from` to the GPU `to` on the same rail.
+    void across(uint32_t from, uint32_t to, std::vector<uint32_t>& path) const {
+        const int r = rail(from);
+        path.push_back(pcie_up[from]);
+        path.push_back(rail_up[size_t(from / G) * R + r]);
+        if (pod(from) != pod(to)) {
+            path.push_back(uplink_up[size_t(r) * pods + pod(from)]);
+            path.push_back(uplink_up[size_t(r) * pods + pod(to)] + 1);
+        }
+        path.push_back(rail_up[size_t(to / G) * R + r] + 1);
+        path.push_back(pcie_up[to] + 1);
+    }
+    void route(uint32_t a, uint32_t b, std::vector<uint32_t>& path) const {
+        const uint32_t dom = G * nodes_per_domain;
+        if (a / dom == b / dom) {
+            path = {nvl_up[a], nvl_up[b] + 1};
+            return;
+        }
+        const int rb = rail(b);
+        // The sender's own rail: 4 links (6 across pods). Through a domain GPU on b's rail: 2 more.
+        const int own = rail(a) == rb ? 4 + 2 * (pod(a) != pod(b)) : 1 << 30;
+        uint32_t relay = UINT32_MAX;
+        int via = 1 << 30;
+        for (uint32_t g = a / dom * dom; g < a / dom * dom + dom; ++g) {
+            if (rail(g) != rb || g == a) continue;
+            const int hops = 6 + 2 * (pod(g) != pod(b));
+            if (hops < via) via = hops, relay = g;
+            if (hops == 6) break;
+        }
+        // Or over the sender's rail to a GPU of b's domain, then NVLink there (multi-node domains: NVL72).
+        uint32_t far = UINT32_MAX;
+        int remote = 1 << 30;
+        for (uint32_t g = b / dom * dom; g < b / dom * dom + dom; ++g) {
+            if (rail(g) != rail(a) || g == b) continue;
+            const int hops = 6 + 2 * (pod(g) != pod(a));
+            if (hops < remote) remote = hops, far = g;
+            if (hops == 6) break;
+        }
+        // Fewer links wins; on a tie the NVSwitch first, then the sender's NIC straight to b (the order BFS
+        // explores them in).
+        if (relay != UINT32_MAX && via <= own && via <= remote) {
+            path = {nvl_up[a], nvl_up[relay] + 1};
+            return across(relay, b, path);
+        }
+        if (own <= remote) return across(a, b, path);
+        if (far == UINT32_MAX) throw std::logic_error("no route between GPUs " + std::to_string(a) + " and " + std::to_string(b));
+        across(a, far, path);
+        path.push_back(nvl_up[far]);
+        path.push_back(nvl_up[b] + 1);
+    }
+};
 
 NetworkGraph build_gpu(const SystemSpec& sys) {
     NetworkGraph g;
@@ -170,17 +319,22 @@ NetworkGraph build_gpu(const SystemSpec& sys) {
     const int pods = (sys.nodes + sys.nodes_per_leaf - 1) / sys.nodes_per_leaf;
     // One leaf per rail per pod; one spine per rail joining the pods, with uplinks cut by the oversubscription.
     std::vector<uint32_t> leaf(R * pods), spine(R);
+    auto t = std::make_shared<RailLinks>();
+    t->G = G, t->R = R, t->nodes_per_leaf = sys.nodes_per_leaf, t->pods = pods;
+    t->uplink_up.assign(size_t(R) * pods, UINT32_MAX);
     for (int r = 0; r < R; ++r) {
         if (pods > 1) spine[r] = g.add_node("spine.r" + std::to_string(r));
         for (int p = 0; p < pods; ++p) {
             leaf[r * pods + p] = g.add_node("leaf.r" + std::to_string(r) + ".p" + std::to_string(p));
             if (pods > 1)
+                t->uplink_up[size_t(r) * pods + p] = static_cast<uint32_t>(g.links.size()),
                 g.add_duplex(leaf[r * pods + p], spine[r], sys.nodes_per_leaf * nic / sys.oversubscription,
                              0, "uplink.r" + std::to_string(r) + ".p" + std::to_string(p));
         }
     }
     // One NVSwitch fabric per NVLink domain: a node on HGX, 18 trays of an NVL72 rack.
     const int nodes_per_domain = std::max(1, sys.domain_gpus() / G);
+    t->nodes_per_domain = nodes_per_domain;
     uint32_t sw = 0;
     for (int n = 0; n < sys.nodes; ++n) {
         const std::string ns = "n" + std::to_string(n);
@@ -188,17 +342,21 @@ NetworkGraph build_gpu(const SystemSpec& sys) {
         std::vector<uint32_t> nics(R);
         for (int r = 0; r < R; ++r) {
             nics[r] = g.add_node(ns + ".nic" + std::to_string(r));
+            t->rail_up.push_back(static_cast<uint32_t>(g.links.size()));
             g.add_duplex(nics[r], leaf[r * pods + n / sys.nodes_per_leaf], nic, node.network_latency_s / 2,
                          ns + ".rail" + std::to_string(r));
         }
         for (int k = 0; k < G; ++k) {
             const uint32_t gpu = g.add_node(ns + ".gpu" + std::to_string(k));
             g.chip_node.push_back(gpu);
+            t->nvl_up.push_back(static_cast<uint32_t>(g.links.size()));
             g.add_duplex(gpu, sw, nvl, chip.nvlink_latency_s / 2, ns + ".nvlink" + std::to_string(k));
             // GPUDirect: the GPU reaches its NIC over PCIe (not the bottleneck); GPUs share NICs when R < G.
+            t->pcie_up.push_back(static_cast<uint32_t>(g.links.size()));
             g.add_duplex(gpu, nics[k * R / G], 4 * nic, 0, ns + ".pcie" + std::to_string(k));
         }
     }
+    g.direct_route = [t](uint32_t a, uint32_t b, std::vector<uint32_t>& path) { t->route(a, b, path); };
     return g;
 }
 

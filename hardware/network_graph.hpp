@@ -7,6 +7,7 @@
 //             gpu --PCIe--> nic --> leaf[rail, pod] --> spine[rail] --> leaf --> nic --> gpu
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -29,9 +30,16 @@ public:
     std::vector<NetLink> links;
     std::vector<uint32_t> chip_node;  // global chip rank -> node
 
-    // Links on the shortest path from chip a to chip b (BFS by hops; ties broken by link order). Cached per source;
-    // safe to call from several threads once the graph is built (add_* are not).
+    // Links on the path from chip a to chip b: the builder's own routing where it has one (direct_route), else
+    // the shortest path by BFS (ties broken by link order). Cached per pair; safe to call from several threads once
+    // the graph is built (add_* are not).
     const std::vector<uint32_t>& route(uint32_t chip_a, uint32_t chip_b) const;
+    // The same path found by BFS, whatever direct_route says (tests compare the two).
+    std::vector<uint32_t> bfs_route(uint32_t chip_a, uint32_t chip_b) const;
+    // Routing from the topology's structure, O(path length): a search per source costs O(nodes) time and, kept,
+    // O(nodes) memory, i.e. O(chips^2) for a whole machine (2.4 GiB at 16k GPUs). Set by build_network; empty for
+    // hand-built graphs and twisted tori, which use BFS.
+    std::function<void(uint32_t chip_a, uint32_t chip_b, std::vector<uint32_t>& path)> direct_route;
     double path_latency_s(const std::vector<uint32_t>& r) const;
     double path_bytes_per_s(const std::vector<uint32_t>& r) const;  // bottleneck
 
@@ -45,6 +53,7 @@ public:
     void add_duplex(uint32_t a, uint32_t b, double bytes_per_s, double latency_s, const std::string& name);
 
 private:
+    std::vector<uint32_t> bfs_path(uint32_t node_a, uint32_t node_b) const;
     struct Cache;
     std::unique_ptr<Cache> cache_;
 };

@@ -110,6 +110,9 @@ struct AxisUse {
     int length;     // members along this axis
     int stride;     // spacing between members on the axis
     bool wrap;      // the ring closes (whole wrapped axis)
+    // The members, strided, still span the whole wrapped axis, so shortest routes go round it. (The ring
+    // collectives price a strided sub-ring as a line, `wrap` false; the route-load pricing of all-to-all uses this.)
+    bool covers_axis_ring;
 };
 
 // Lays groups on torus axes in order; returns the per-group axis uses and the part left for DCN.
@@ -137,7 +140,7 @@ TpuPlacement place_tpu(const SystemSpec& sys, const std::vector<int>& sizes) {
             const int full = sys.torus_dims[axis];
             const int stride = full / r;
             const bool whole = (f == full);
-            p.ici[g].push_back({f, stride, whole && sys.wraps[axis]});
+            p.ici[g].push_back({f, stride, whole && sys.wraps[axis], f * stride == full && sys.wraps[axis]});
             remaining[axis] = r / f;
             n /= f;
             if (remaining[axis] == 1) ++axis;
@@ -247,7 +250,9 @@ GroupNetwork place_group(const SystemSpec& sys, const std::vector<int>& sizes, s
     if (!uses.empty()) {
         int members = 1, steps = 0, wrapped = 0;
         double bw = 0;
+        std::vector<IciAxis> axes_used;
         for (const auto& u : uses) {
+            axes_used.push_back({u.length, u.stride, u.length > 2 && u.covers_axis_ring});
             members *= u.length;
             // A wrapped ring sends both ways on two links; a line (or a partial axis) gets one link's worth;
             // a strided sub-ring shares each link with the groups interleaved with it.
@@ -262,6 +267,8 @@ GroupNetwork place_group(const SystemSpec& sys, const std::vector<int>& sizes, s
                            (wrapped == axes ? "torus" : wrapped ? "torus/mesh" : "mesh");
         gn.levels.push_back({members, bw * sys.chip.eff.collective_bw_fraction, sys.chip.ici_hop_latency_s,
                              std::max(1, steps), name, LevelKind::ici, axes, wrapped});
+        gn.levels.back().ici_axes = std::move(axes_used);
+        gn.levels.back().link_bytes_per_s = sys.chip.ici_link_bytes_per_s * sys.chip.eff.collective_bw_fraction;
     }
     if (p.dcn[which] > 1) {
         const auto& r = *sys.chip.tpu;

@@ -28,6 +28,14 @@ const char* to_string(LevelKind k);
 const std::vector<ChoiceDoc>& level_kind_docs();
 const std::vector<ChoiceDoc>& topology_docs();
 
+// One torus axis a TPU group spans: `length` members `stride` chips apart; `ring` when they cover the whole axis
+// and it wraps (routes take the shorter way round), else a line.
+struct IciAxis {
+    int length = 1;
+    int stride = 1;
+    bool ring = false;
+};
+
 // One tier of a hierarchical collective: `size` ranks, each with `bytes_per_s` of one-direction bandwidth.
 struct NetLevel {
     int size = 1;
@@ -41,6 +49,10 @@ struct NetLevel {
     // In-network reduction at this level (NVLS on an NVSwitch domain, SHARP on the scale-out switches): an
     // all-reduce's algorithm bandwidth per rank; 0: the level has none.
     double reduce_bytes_per_s = 0;
+    // ICI: the axes one by one and one link's one-direction rate, for collectives priced by the load of their
+    // routes on each link (all-to-all) rather than by the rings' summed bandwidth.
+    std::vector<IciAxis> ici_axes{};
+    double link_bytes_per_s = 0;
 };
 
 struct GroupNetwork {

@@ -75,11 +75,12 @@ const std::vector<ChoiceDoc>& algorithm_docs() {
              {bytes, levels}},
             {to_string(Algorithm::all_to_all),
              "closed form: each rank sends bytes/n to every other; each level carries the share of destinations "
-             "beyond the inner levels, all levels at once (the slowest sets the time); on ICI a message crosses "
-             "about steps/4 links",
+             "beyond the inner levels, all levels at once (the slowest sets the time); on ICI the busiest link of "
+             "the dimension-ordered routes with every instance sending: per axis of L members s chips apart, "
+             "bytes x L/8 x s (a whole wrapped axis) or bytes x floor(L/2) ceil(L/2)/L x s (a line) over one link",
              {{"bytes", "all of one rank's outgoing data, B"}, levels}},
             {to_string(Algorithm::pairwise),
-             "all-to-all lowered to flows: n - 1 phases, in phase s rank m sends bytes/n to rank m + s",
+             "all-to-all lowered to flows: every rank sends bytes/n to each of the n - 1 others at once (one phase)",
              {{"bytes", "all of one rank's outgoing data, B"}}},
             {to_string(Algorithm::p2p), "one message to the neighbouring rank: bytes / bytes_per_s + latency_s",
              {{"bytes", "the message, B"}, {"link", "the outermost level the pair spans (on ICI one link)"}}},
@@ -168,6 +169,27 @@ CollectiveCost in_network_all_reduce(double bytes, const GroupNetwork& net) {
 
 }  // namespace
 
+TorusAllToAll torus_all_to_all(double bytes, const NetLevel& level) {
+    // Dimension-ordered routes: a message first moves along axis 0, then 1, ... Summed over all sources and
+    // destinations, the traffic on one line of axis k is that of a one-axis all-to-all of the same `bytes` per rank
+    // among its `length` members (each of the N / L_k sources that route through the line brings 1/N of its data
+    // for each of the L_k positions). On one axis of L members, q = bytes / L to each:
+    //   ring (shorter way round, ties split): each link, each way, carries q x L^2 / 8 (L even; (L^2 - 1) / 8 odd);
+    //   line: the middle link carries q x floor(L/2) x ceil(L/2) each way.
+    // Interleaved instances (stride s) put s groups' traffic on every physical link between members.
+    TorusAllToAll out;
+    double busiest = 0;
+    for (const auto& a : level.ici_axes) {
+        if (a.length <= 1) continue;
+        const double L = a.length;
+        const double per_link = a.ring ? (L * L - (a.length % 2)) / (8 * L) : std::floor(L / 2) * std::ceil(L / 2) / L;
+        busiest = std::max(busiest, bytes * per_link * a.stride);
+        out.hops += (a.ring ? a.length / 2 : a.length - 1) * a.stride;
+    }
+    out.busiest_link_s = busiest / level.link_bytes_per_s;
+    return out;
+}
+
 CollectiveCost collective_cost(Collective c, double bytes, const GroupNetwork& net) {
     if (net.size() <= 1 || bytes <= 0) return priced(0.0, Algorithm::none);
     // One reduce-scatter or all-gather pass: hierarchical, or for two-level GPU groups the flat ring when faster
@@ -194,23 +216,29 @@ CollectiveCost collective_cost(Collective c, double bytes, const GroupNetwork& n
             return best;
         }
         case Collective::all_to_all: {
-            // Each member sends bytes/n to every other member. Level l carries what leaves the members inside it:
-            // a fraction (n - inner x size_l) / n ... summed as the share of destinations beyond the inner levels.
-            // The levels run at once (NVLink and the NICs, ICI and DCN), so the slowest sets the time. On a torus
-            // a message crosses several links: the mean distance over the group's axes, about steps / 4 for
-            // wrapped axes (a quarter of each ring), spreads it over the level's links.
+            // Each member sends bytes/n to every other member, all at once, and every instance of the group does
+            // the same. Level l carries what leaves the members inside it: the share of destinations beyond the
+            // inner levels that this level reaches. The levels run at once (NVLink and the NICs, ICI and DCN), so the
+            // slowest sets the time. On a torus it is the busiest link of the routes (torus_all_to_all_s).
             const double n = net.size();
-            double t = 0, inner = 1, lat = 0;
+            double t = 0, inner = 1, lat_gpu = 0, lat_tpu = 0;
             for (const auto& l : net.levels) {
-                const double beyond = (n - inner) / n;   // destinations outside the inner levels
+                const double beyond = (n - inner) / n;                  // destinations outside the inner levels
                 const double here = beyond - (n - inner * l.size) / n;  // ... that this level reaches
-                const bool ici = l.kind == LevelKind::ici;
-                const double hops = ici ? std::max(1.0, l.steps / 4.0) : 1.0;
-                t = std::max(t, bytes * here * hops / l.bytes_per_s);
-                lat += l.steps * l.latency_s;
+                if (l.kind == LevelKind::ici && !l.ici_axes.empty()) {
+                    const auto [busy_s, hops] = torus_all_to_all(bytes * l.size / n, l);
+                    t = std::max(t, busy_s);
+                    lat_tpu = std::max(lat_tpu, hops * l.latency_s);
+                } else {
+                    t = std::max(t, bytes * here / l.bytes_per_s);
+                    // A message crosses each level once on its way (GPU: NVLink then the NICs); ICI and DCN
+                    // routes are disjoint (a DCN message leaves through the host).
+                    (l.kind == LevelKind::dcn ? lat_tpu : lat_gpu) =
+                        l.kind == LevelKind::dcn ? std::max(lat_tpu, l.latency_s) : lat_gpu + l.latency_s;
+                }
                 inner *= l.size;
             }
-            return priced(t + lat, Algorithm::all_to_all);
+            return priced(t + lat_gpu + lat_tpu, Algorithm::all_to_all);
         }
         case Collective::send_recv: return p2p_cost(bytes, net.levels.back());
     }

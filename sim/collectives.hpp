@@ -23,7 +23,7 @@ enum class Algorithm {
     flat_ring,           // GPU: one ring over all members, one channel per member of a node (NCCL's default)
     tree,                // binary tree reduce + broadcast, small all-reduces
     all_to_all,          // the closed form's all-to-all: all levels at once, the slowest sets the time
-    pairwise,            // all-to-all lowered to flows: n - 1 shifted exchanges
+    pairwise,            // all-to-all lowered to flows: every pair at once, one phase
     p2p,                 // one send/receive between neighbours
     nvls,                // all-reduce reduced in the NVSwitch (NVLink SHARP), one NVLink domain
     nvls_tree,           // NVLS inside each domain, a ring or tree between domains (NCCL's NVLSTree)
@@ -43,6 +43,14 @@ inline CollectiveCost priced(double time_s, Algorithm a) { return {time_s, a, to
 // `bytes` is the full (unsharded) buffer: an all-gather's output, a reduce-scatter's input, an all-reduce's buffer,
 // all of one rank's outgoing data for all-to-all, the message for send/recv.
 CollectiveCost collective_cost(Collective c, double bytes, const GroupNetwork& net);
+
+// An all-to-all of `bytes` per rank over a TPU group's torus axes (an ICI level with ici_axes), every instance of
+// the group at once, on dimension-ordered routes: the busiest link's time, and the longest route in links.
+struct TorusAllToAll {
+    double busiest_link_s = 0;
+    int hops = 0;
+};
+TorusAllToAll torus_all_to_all(double bytes, const NetLevel& level);
 
 // One message over one link (a pipeline hand-off between neighbouring stages): bytes / bytes_per_s + latency_s; a
 // link without bandwidth (a pipeline of one stage has no neighbour) costs nothing. The one formula for a send, used

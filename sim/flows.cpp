@@ -82,14 +82,14 @@ LoweredCollective lower_collective(Collective c, double bytes, const std::vector
         return lc;
     }
     if (c == Collective::all_to_all) {
+        // Every rank posts its n - 1 sends at once, as NCCL's all-to-all (grouped ncclSend/ncclRecv to every peer)
+        // and XLA's on the TPU ICI do: one phase, the links shared by all pairs, so the time is set by the busiest
+        // link of the routes (on a torus the bisection), not by n - 1 barriers.
         lc.algorithm = Algorithm::pairwise;
-        FlowLane lane;
-        for (int step = 1; step < n; ++step) {
-            FlowPhase ph;
-            for (int m = 0; m < n; ++m) ph.flows.push_back({members[m], members[(m + step) % n], bytes / n});
-            lane.phases.push_back(std::move(ph));
-        }
-        lc.lanes.push_back(std::move(lane));
+        FlowPhase ph;
+        for (int m = 0; m < n; ++m)
+            for (int step = 1; step < n; ++step) ph.flows.push_back({members[m], members[(m + step) % n], bytes / n});
+        lc.lanes.push_back({{std::move(ph)}});
         return lc;
     }
     if (c == Collective::all_reduce && tree) {

@@ -29,7 +29,7 @@ struct LoweredCollective {
 // Ring (bidirectional on wrapped torus axes), dimension-ordered multi-ring over torus axes (one lane per axis,
 // each starting on a different axis), hierarchical NVLink-then-network on GPU nodes, DCN last across slices;
 // flat ring with one channel per member of a node (NCCL's multi-node ring: each channel leaves the node on another
-// NIC); binary tree for small all-reduces; pairwise exchange for all-to-all.
+// NIC); binary tree for small all-reduces; all-to-all as every pair at once (one phase).
 // `algorithm` is what the closed form chose: tree and flat ring are followed, any other picks the ring family
 // (named after the shape: ring, bidirectional ring, multi-ring or hierarchical ring).
 LoweredCollective lower_collective(Collective c, double bytes, const std::vector<uint32_t>& members,

@@ -53,6 +53,14 @@ TEST_CASE("uncontended: the flow-level analytical backend and SimGrid agree with
                 auto lc = lower_collective(c, bytes, members, shape);
                 const double a = analytical_time_s(lc, g);
                 const double s = simgrid_time_s({lc}, g);
+                if (c == Collective::all_to_all) {
+                    // One phase of all pairs: flows on short routes finish early, so the busiest link's bytes plus
+                    // the longest route's latency (the analytical sum) bounds SimGrid from above; small messages,
+                    // latency-bound, come in up to a quarter under it.
+                    CHECK_MESSAGE(s <= a * 1.02, k.label << ": all-to-all SimGrid " << s << " s over " << a);
+                    CHECK_MESSAGE(s >= a * (bytes > 1e6 ? 0.98 : 0.7), k.label << ": all-to-all SimGrid " << s << " s under " << a);
+                    continue;
+                }
                 CHECK_MESSAGE(s == approx(a).epsilon(0.02),
                               std::string(k.label) << ", " << std::string(to_string(c)) << " of " << bytes << " B ("
                                                    << to_string(lc.algorithm) << "): analytical " << a << " s, SimGrid "
@@ -177,4 +185,74 @@ TEST_CASE("contention across groups: a pipeline send on the same rail delays a d
     CHECK(with == approx(alone + send.bytes / rail_bytes_per_s).epsilon(0.02));
     // The analytical backend is congestion-free by definition.
     CHECK(an.cost_with(ring, {send}).time_s == approx(an.cost(ring.c, ring.bytes, ring.group).time_s));
+}
+
+TEST_CASE("direct routes: GPU rails as BFS finds them, TPU tori dimension-ordered and as short, ties split") {
+    const auto& cat = test::catalog();
+    std::vector<SystemSpec> gpus{cat.gpu_system("dgx-h100", 6, "t", "$"), cat.gpu_system("a3-highgpu-8g", 4, "t", "$"),
+                                 cat.gpu_system("a3-megagpu-8g", 3, "t", "$")};
+    gpus[0].nodes_per_leaf = 2, gpus[1].nodes_per_leaf = 2;  // several pods: routes over the spines too
+    for (const auto& sys : gpus) {
+        NetworkGraph g = build_network(sys);
+        REQUIRE(g.direct_route);
+        for (uint32_t a = 0; a < uint32_t(sys.chips); ++a)
+            for (uint32_t b = 0; b < uint32_t(sys.chips); ++b)
+                if (a != b) CHECK_MESSAGE(g.route(a, b) == g.bfs_route(a, b), sys.label << ": " << a << " -> " << b);
+    }
+    // One slice: every route as short as BFS's, chained from a to b; half-way ties go both ways.
+    const SystemSpec tpu = cat.tpu_system("v5p-128", 1, "t", "$");  // 4x4x4, wrapped
+    NetworkGraph g = build_network(tpu);
+    REQUIRE(g.direct_route);
+    int plus_ties = 0, minus_ties = 0;
+    for (uint32_t a = 0; a < 64; ++a)
+        for (uint32_t b = 0; b < 64; ++b) {
+            if (a == b) continue;
+            const auto& r = g.route(a, b);
+            CHECK(r.size() == g.bfs_route(a, b).size());
+            CHECK(g.links[r.front()].src == g.chip_node[a]);
+            CHECK(g.links[r.back()].dst == g.chip_node[b]);
+            for (size_t i = 1; i < r.size(); ++i) CHECK(g.links[r[i]].src == g.links[r[i - 1]].dst);
+            if (b == (a / 4) * 4 + (a % 4 + 2) % 4)  // half-way round axis 0
+                (g.links[r.front()].dst == g.chip_node[(a / 4) * 4 + (a % 4 + 1) % 4] ? plus_ties : minus_ties)++;
+        }
+    CHECK(plus_ties == 32);
+    CHECK(minus_ties == 32);
+    // Multislice: traffic inside a slice stays on ICI (BFS would cut through the DCN when that is fewer hops).
+    const SystemSpec multi = cat.tpu_system("v4-128", 2, "t", "$");
+    NetworkGraph gm = build_network(multi);
+    for (uint32_t l : gm.route(0, 63)) CHECK(gm.links[l].name.rfind("ici.", 0) == 0);
+    CHECK(gm.route(0, 64).size() == 4);  // chip -> host -> DCN -> host -> chip
+}
+
+TEST_CASE("all-to-all on a torus: the closed form's busiest link matches all-instance SimGrid") {
+    // Every expert group sends at once; the closed form prices the busiest link of the dimension-ordered routes
+    // (torus_all_to_all). Groups on whole wrapped axes, on a line, and strided ones that share links.
+    const auto& cat = test::catalog();
+    struct A2a {
+        const char* label;
+        SystemSpec sys;
+        std::vector<int> sizes;
+        size_t which;
+    };
+    const std::vector<A2a> cases{
+        {"v5p 4x4x4: 16 on two whole axes", cat.tpu_system("v5p-128", 1, "t", "$"), {16, 4}, 0},
+        {"v5p 4x4x4: 64 on all three", cat.tpu_system("v5p-128", 1, "t", "$"), {64}, 0},
+        {"v5e 4x4 mesh: 16 on lines", cat.tpu_system("v5litepod-16", 1, "t", "$"), {16}, 0},
+    };
+    for (const auto& k : cases) {
+        NetworkGraph g = build_network(k.sys);
+        const GroupNetwork net = place_group(k.sys, k.sizes, k.which);
+        const auto shape = group_shape(k.sys, k.sizes, k.which);
+        const double bytes = 256e6;
+        std::vector<LoweredCollective> all;
+        for (const auto& m : group_instances(k.sizes, k.which))
+            all.push_back(lower_collective(Collective::all_to_all, bytes, m, shape));
+        const double closed = collective_cost(Collective::all_to_all, bytes, net).time_s;
+        const double sg = simgrid_time_s(all, g);
+        CHECK_MESSAGE(sg == approx(closed).epsilon(0.05), std::string(k.label) << ": closed form " << closed << " s, SimGrid " << sg << " s");
+    }
+    // On one 4-member ring, each link carries bytes x 4/8 each way: 256 MB x 0.5 / link rate.
+    const GroupNetwork ring_net = place_group(cat.tpu_system("v5p-128", 1, "t", "$"), {4, 16}, 0);
+    const NetLevel& ring = ring_net.levels.front();
+    CHECK(torus_all_to_all(256e6, ring).busiest_link_s == approx(256e6 * 0.5 / ring.link_bytes_per_s));
 }
