@@ -8,6 +8,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <utility>
 #include <stdexcept>
 #include <unordered_map>
 
@@ -153,12 +154,11 @@ struct TorusLinks {
                 } else {
                     steps = std::abs(cb - ca);
                 }
-                for (int s = 0; s < steps; ++s) {
-                    const uint32_t l = (up ? plus : minus)[size_t(cur) * D + k];
-                    path.push_back(l);
-                    const int c = static_cast<int>((cur % per_slice) / mul % L);
+                for (int s = 0, c = ca; s < steps; ++s) {
+                    path.push_back((up ? plus : minus)[size_t(cur) * D + k]);
                     const int next = up ? (c + 1) % L : (c + L - 1) % L;
-                    cur = cur + static_cast<uint32_t>((next - c) * static_cast<long long>(mul));
+                    cur = static_cast<uint32_t>(cur + (static_cast<long long>(next) - c) * mul);
+                    c = next;
                 }
             }
             mul *= L;
@@ -231,9 +231,11 @@ NetworkGraph build_tpu(const SystemSpec& sys) {
                 t->dcn_up.push_back(static_cast<uint32_t>(g.links.size()));
                 g.add_duplex(host, dcn, host_bw, rules.dcn_latency_s / 2, "dcn.s" + std::to_string(s) + ".h" + std::to_string(h));
                 // Chips reach their host over PCIe, which is not the bottleneck for DCN traffic.
-                for (int k = 0; k < rules.chips_per_host; ++k)
-                    t->pcie_up.push_back(static_cast<uint32_t>(g.links.size())), g.add_duplex(ids[h * rules.chips_per_host + k], host, 4 * host_bw, 0,
+                for (int k = 0; k < rules.chips_per_host; ++k) {
+                    t->pcie_up.push_back(static_cast<uint32_t>(g.links.size()));
+                    g.add_duplex(ids[h * rules.chips_per_host + k], host, 4 * host_bw, 0,
                                  "pcie.s" + std::to_string(s) + ".h" + std::to_string(h) + "." + std::to_string(k));
+                }
             }
         }
     }
@@ -268,6 +270,18 @@ struct RailLinks {
         path.push_back(rail_up[size_t(to / G) * R + r] + 1);
         path.push_back(pcie_up[to] + 1);
     }
+    // The first GPU in rank order of the domain starting at `first`, on `rail` and not `skip`, with the fewest
+    // links through it (6, or 8 when its pod is not `pod_there`), and that count; UINT32_MAX when none.
+    std::pair<uint32_t, int> nearest(uint32_t first, int on_rail, uint32_t skip, int pod_there) const {
+        std::pair<uint32_t, int> best{UINT32_MAX, 1 << 30};
+        for (uint32_t g = first; g < first + uint32_t(G * nodes_per_domain); ++g) {
+            if (rail(g) != on_rail || g == skip) continue;
+            const int hops = 6 + 2 * (pod(g) != pod_there);
+            if (hops < best.second) best = {g, hops};
+            if (hops == 6) break;
+        }
+        return best;
+    }
     void route(uint32_t a, uint32_t b, std::vector<uint32_t>& path) const {
         const uint32_t dom = G * nodes_per_domain;
         if (a / dom == b / dom) {
@@ -275,25 +289,11 @@ struct RailLinks {
             return;
         }
         const int rb = rail(b);
-        // The sender's own rail: 4 links (6 across pods). Through a domain GPU on b's rail: 2 more.
+        // The sender's own rail: 4 links (6 across pods). Through a GPU of a's domain on b's rail: 2 more. Over
+        // the sender's rail to a GPU of b's domain, then NVLink there (multi-node domains: NVL72): 2 more too.
         const int own = rail(a) == rb ? 4 + 2 * (pod(a) != pod(b)) : 1 << 30;
-        uint32_t relay = UINT32_MAX;
-        int via = 1 << 30;
-        for (uint32_t g = a / dom * dom; g < a / dom * dom + dom; ++g) {
-            if (rail(g) != rb || g == a) continue;
-            const int hops = 6 + 2 * (pod(g) != pod(b));
-            if (hops < via) via = hops, relay = g;
-            if (hops == 6) break;
-        }
-        // Or over the sender's rail to a GPU of b's domain, then NVLink there (multi-node domains: NVL72).
-        uint32_t far = UINT32_MAX;
-        int remote = 1 << 30;
-        for (uint32_t g = b / dom * dom; g < b / dom * dom + dom; ++g) {
-            if (rail(g) != rail(a) || g == b) continue;
-            const int hops = 6 + 2 * (pod(g) != pod(a));
-            if (hops < remote) remote = hops, far = g;
-            if (hops == 6) break;
-        }
+        const auto [relay, via] = nearest(a / dom * dom, rb, a, pod(b));
+        const auto [far, remote] = nearest(b / dom * dom, rail(a), b, pod(a));
         // Fewer links wins; on a tie the NVSwitch first, then the sender's NIC straight to b (the order BFS
         // explores them in).
         if (relay != UINT32_MAX && via <= own && via <= remote) {
@@ -326,10 +326,11 @@ NetworkGraph build_gpu(const SystemSpec& sys) {
         if (pods > 1) spine[r] = g.add_node("spine.r" + std::to_string(r));
         for (int p = 0; p < pods; ++p) {
             leaf[r * pods + p] = g.add_node("leaf.r" + std::to_string(r) + ".p" + std::to_string(p));
-            if (pods > 1)
-                t->uplink_up[size_t(r) * pods + p] = static_cast<uint32_t>(g.links.size()),
+            if (pods > 1) {
+                t->uplink_up[size_t(r) * pods + p] = static_cast<uint32_t>(g.links.size());
                 g.add_duplex(leaf[r * pods + p], spine[r], sys.nodes_per_leaf * nic / sys.oversubscription,
                              0, "uplink.r" + std::to_string(r) + ".p" + std::to_string(p));
+            }
         }
     }
     // One NVSwitch fabric per NVLink domain: a node on HGX, 18 trays of an NVL72 rack.

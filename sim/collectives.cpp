@@ -219,7 +219,7 @@ CollectiveCost collective_cost(Collective c, double bytes, const GroupNetwork& n
             // Each member sends bytes/n to every other member, all at once, and every instance of the group does
             // the same. Level l carries what leaves the members inside it: the share of destinations beyond the
             // inner levels that this level reaches. The levels run at once (NVLink and the NICs, ICI and DCN), so the
-            // slowest sets the time. On a torus it is the busiest link of the routes (torus_all_to_all_s).
+            // slowest sets the time. On a torus it is the busiest link of the routes (torus_all_to_all).
             const double n = net.size();
             double t = 0, inner = 1, lat_gpu = 0, lat_tpu = 0;
             for (const auto& l : net.levels) {
@@ -233,8 +233,8 @@ CollectiveCost collective_cost(Collective c, double bytes, const GroupNetwork& n
                     t = std::max(t, bytes * here / l.bytes_per_s);
                     // A message crosses each level once on its way (GPU: NVLink then the NICs); ICI and DCN
                     // routes are disjoint (a DCN message leaves through the host).
-                    (l.kind == LevelKind::dcn ? lat_tpu : lat_gpu) =
-                        l.kind == LevelKind::dcn ? std::max(lat_tpu, l.latency_s) : lat_gpu + l.latency_s;
+                    if (l.kind == LevelKind::dcn) lat_tpu = std::max(lat_tpu, l.latency_s);
+                    else lat_gpu += l.latency_s;
                 }
                 inner *= l.size;
             }
