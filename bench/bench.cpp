@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <string>
 #include <vector>
 
 #include "hardware/catalog.hpp"
@@ -62,6 +63,48 @@ static void cli_startup(int runs) {
     std::printf("cli start-up (podsim list stacks, %d runs): median %.1f ms, max resident %.1f MiB (CUDA and SimGrid "
                 "are modules loaded on first use)\n",
                 runs, wall[wall.size() / 2] * 1e3, max_rss_kib / 1024.0);
+}
+
+// `podsim run SCENARIO --network NETWORK` as users run it, as a child: its wall time, the largest resident set of
+// podsim and the SimGrid process it forks (the kernel's ru_maxrss of a child covers the children it waited for) and
+// the step time it reports. ok false when it did not succeed.
+struct CliRun {
+    bool ok = false;
+    double wall_s = 0, max_resident_mib = 0, step_s = 0;
+};
+static CliRun cli_run(const std::string& path, const char* network) {
+    const std::string out = "/tmp/podsim-bench-run.json";
+    std::remove(out.c_str());
+    const auto t0 = Clock::now();
+    const pid_t pid = fork();
+    if (pid == 0) {
+        const int null = open("/dev/null", O_WRONLY);
+        dup2(null, STDOUT_FILENO);
+        execl(PODSIM_BINARY, PODSIM_BINARY, "run", path.c_str(), "--network", network, "--format", "json", "--out",
+              out.c_str(), static_cast<char*>(nullptr));
+        _exit(127);
+    }
+    int status = 0;
+    rusage ru{};
+    CliRun r;
+    if (pid < 0 || wait4(pid, &status, 0, &ru) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) return r;
+    r.wall_s = seconds_since(t0);
+    r.max_resident_mib = ru.ru_maxrss / 1024.0;
+    std::ifstream in(out);
+    r.step_s = Json::parse(in).at("step_time_s").get<double>();
+    r.ok = true;
+    return r;
+}
+
+static void cli_simgrid_run(const std::string& dir, const char* file) {
+    const std::string path = dir + "/" + file;
+    const CliRun sg = cli_run(path, "simgrid"), an = cli_run(path, "analytical");
+    if (!sg.ok || !an.ok) {
+        std::printf("simgrid run, %s: podsim run did not succeed\n", file);
+        return;
+    }
+    std::printf("simgrid run, %s: %.2f s wall, max resident %.0f MiB; step %.4f s, analytical %.4f s (%+.2f%%)\n",
+                file, sg.wall_s, sg.max_resident_mib, sg.step_s, an.step_s, 100 * (an.step_s / sg.step_s - 1));
 }
 
 int main() {
@@ -213,6 +256,13 @@ int main() {
                     a.predicted_algorithm.c_str(), a.predicted_busbw_bytes_per_s / 1e9, 100 * a.error(),
                     sg.predicted_busbw_bytes_per_s / 1e9, 100 * sg.error());
     }
+    // The SimGrid backend at the scale users plan (issue #16: each under 10 s and 2 GiB on the bench machine) and on
+    // the shipped MoE scenarios, whose all-to-alls the closed form prices from the busiest torus link.
+    for (const char* name : {"llama3-405b-16384xh100.json", "dense-1t-8xv5p-12288.json"})
+        cli_simgrid_run(PODSIM_BENCH_SCENARIO_DIR, name);
+    for (const char* name : {"glam-1.2t-v4-2048.json", "switch-c-1.6t-v4-4096.json", "mixtral-8x22b-32xa3-mega.json",
+                             "deepseek-v3-671b-2048xh800.json"})
+        cli_simgrid_run(PODSIM_SCENARIO_DIR, name);
     simgrid_step("Megatron 1T on 3072 A100", s.model, s.system, s.plan);
     for (const auto& run : load_published_runs(std::string(PODSIM_SHARED_DIR) + "/validation/published_runs.json", cat))
         if (run.id == "palm-540b") simgrid_step("PaLM 540B on 6144 TPU v4", run.model, run.system, run.plan);

@@ -294,9 +294,12 @@ struct RailLinks {
         const int own = rail(a) == rb ? 4 + 2 * (pod(a) != pod(b)) : 1 << 30;
         const auto [relay, via] = nearest(a / dom * dom, rb, a, pod(b));
         const auto [far, remote] = nearest(b / dom * dom, rail(a), b, pod(a));
-        // Fewer links wins; on a tie the NVSwitch first, then the sender's NIC straight to b (the order BFS
-        // explores them in).
-        if (relay != UINT32_MAX && via <= own && via <= remote) {
+        // Fewer links wins. On a tie the sender's own NIC when it is on b's rail: NCCL relays over NVLink (PXN)
+        // to reach another rail, not to leave from another NIC of the same rail (on an NVL72 rack such a relay, in
+        // b's pod, ties with the sender's route over the spine, and taking it sent three ring channels through one
+        // NIC). Between rails, the NVSwitch first, then over the sender's rail and NVLink at the far end (the
+        // order BFS explores them in).
+        if (relay != UINT32_MAX && via < own && via <= remote) {
             path = {nvl_up[a], nvl_up[relay] + 1};
             return across(relay, b, path);
         }

@@ -252,13 +252,17 @@ GroupNetwork place_group(const SystemSpec& sys, const std::vector<int>& sizes, s
         double bw = 0;
         std::vector<IciAxis> axes_used;
         for (const auto& u : uses) {
-            axes_used.push_back({u.length, u.stride, u.length > 2 && u.covers_axis_ring});
             members *= u.length;
             // A wrapped ring sends both ways on two links; a line (or a partial axis) gets one link's worth;
             // a strided sub-ring shares each link with the groups interleaved with it.
             double axis_bw = (u.wrap ? 2.0 : 1.0) * sys.chip.ici_link_bytes_per_s / u.stride;
-            if (u.length == 2) axis_bw = sys.chip.ici_link_bytes_per_s / u.stride;
+            // Two members: one message each way, on a single link between neighbours; strided round a wrapped
+            // axis the two routes are half-way round, split by the sender's parity (hardware/network_graph.cpp), so
+            // the interleaved groups use both directions: each link carries stride / 2 of them.
+            if (u.length == 2) axis_bw = (u.covers_axis_ring && u.stride > 1 ? 2.0 : 1.0) * sys.chip.ici_link_bytes_per_s / u.stride;
             bw += axis_bw;
+            axes_used.push_back({u.length, u.stride, u.length > 2 && u.covers_axis_ring,
+                                 axis_bw * sys.chip.eff.collective_bw_fraction});
             steps += u.length - 1;
             wrapped += u.wrap;
         }

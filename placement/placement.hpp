@@ -34,6 +34,7 @@ struct IciAxis {
     int length = 1;
     int stride = 1;
     bool ring = false;
+    double bytes_per_s = 0;  // a member's rate along the axis in a ring pass (both ways on a wrapped ring)
 };
 
 // One tier of a hierarchical collective: `size` ranks, each with `bytes_per_s` of one-direction bandwidth.

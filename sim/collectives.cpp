@@ -1,6 +1,9 @@
 #include "sim/collectives.hpp"
 
+#include <algorithm>
+#include <array>
 #include <cmath>
+#include <limits>
 
 namespace podsim {
 
@@ -109,12 +112,75 @@ CollectiveCost p2p_cost(double bytes, const NetLevel& link) {
 
 namespace {
 
-// One reduce-scatter or all-gather pass, hierarchical: level l moves the data left after the inner levels,
-// bytes / prod(inner sizes), with (n-1)/n of it crossing its links (ring; Thakur et al. 2005, eq. for ring allgather).
-double ring_pass_s(double bytes, const GroupNetwork& net) {
+// Which ring passes a collective makes: a reduce-scatter walks the dims inward-out, an all-gather outward-in, an
+// all-reduce both, one after the other (sim/flows.cpp lowers them the same way).
+enum class Passes { reduce_scatter, all_gather, all_reduce };
+
+// The bandwidth part of the ring passes of `bytes` over a TPU group's torus axes as a multi-ring: D lanes, each
+// with 1/D of the data, lane i passing the axes in the order i, i+1, ... (reversed for an all-gather; the flow
+// lowering's lanes, sim/flows.cpp). A reduce-scatter pass along an axis of L members moves (L-1)/L of the lane's
+// share, which then shrinks by L for the next axis (an all-gather the same amounts, last first). The lanes run at
+// once and lanes on the same axis split its rate (their flows take the same links), so the time is that of this
+// small fluid schedule, not the total over the summed rates: a slow axis (strided, or a line) holds up the lane
+// that passes it with the most data while the others wait on nothing.
+double multi_ring_s(double bytes, const std::vector<IciAxis>& axes, Passes passes) {
+    constexpr size_t kMaxAxes = 4;  // a torus has 3; fixed arrays keep this off the heap (the planner's hot path)
+    const size_t D = axes.size();
+    const size_t P = passes == Passes::all_reduce ? 2 * D : D;  // passes per lane
+    std::array<std::array<double, 2 * kMaxAxes>, kMaxAxes> left{};  // per lane, the bytes still to move per pass
+    std::array<std::array<size_t, 2 * kMaxAxes>, kMaxAxes> axis{};  // per lane, the axis of each pass
+    for (size_t i = 0; i < D; ++i) {
+        std::array<double, kMaxAxes> rs{};  // this lane's reduce-scatter passes, in its order
+        double share = bytes / D;
+        for (size_t j = 0; j < D; ++j) {
+            const IciAxis& a = axes[(i + j) % D];
+            rs[j] = (a.length - 1.0) / a.length * share;
+            share /= a.length;
+        }
+        size_t p = 0;
+        if (passes != Passes::all_gather)
+            for (size_t j = 0; j < D; ++j, ++p) left[i][p] = rs[j], axis[i][p] = (i + j) % D;
+        if (passes != Passes::reduce_scatter)
+            for (size_t j = D; j-- > 0; ++p) left[i][p] = rs[j], axis[i][p] = (i + j) % D;
+    }
+    std::array<size_t, kMaxAxes> at{};  // each lane's current pass
+    double t = 0;
+    for (;;) {
+        std::array<int, kMaxAxes> on{};  // lanes on each axis
+        for (size_t i = 0; i < D; ++i)
+            if (at[i] < P) ++on[axis[i][at[i]]];
+        double dt = std::numeric_limits<double>::infinity();
+        for (size_t i = 0; i < D; ++i)
+            if (at[i] < P) {
+                const size_t k = axis[i][at[i]];
+                dt = std::min(dt, left[i][at[i]] * on[k] / axes[k].bytes_per_s);
+            }
+        if (!std::isfinite(dt)) return t;
+        t += dt;
+        for (size_t i = 0; i < D; ++i)
+            if (at[i] < P) {
+                const size_t k = axis[i][at[i]];
+                left[i][at[i]] -= dt * axes[k].bytes_per_s / on[k];
+                if (left[i][at[i]] <= 1e-12 * bytes) ++at[i];
+            }
+    }
+}
+
+// The ring passes, hierarchical: level l moves the data left after the inner levels, bytes / prod(inner sizes),
+// with (n-1)/n of it crossing its links per pass (ring; Thakur et al. 2005, eq. for ring allgather). A level of
+// several torus axes is a multi-ring, timed lane by lane (multi_ring_s).
+double ring_passes_s(double bytes, const GroupNetwork& net, Passes passes) {
+    const double count = passes == Passes::all_reduce ? 2 : 1;
     double t = 0, share = bytes;
     for (const auto& l : net.levels) {
-        if (l.size > 1) t += (l.size - 1.0) / l.size * share / l.bytes_per_s + l.steps * l.latency_s;
+        if (l.size > 1) {
+            const bool multi = l.kind == LevelKind::ici && l.ici_axes.size() > 1 && l.ici_axes.size() <= 4 &&
+                               std::all_of(l.ici_axes.begin(), l.ici_axes.end(),
+                                           [](const IciAxis& a) { return a.bytes_per_s > 0; });
+            t += (multi ? multi_ring_s(share, l.ici_axes, passes)
+                        : count * (l.size - 1.0) / l.size * share / l.bytes_per_s) +
+                 count * l.steps * l.latency_s;
+        }
         share /= l.size;
     }
     return t;
@@ -194,9 +260,13 @@ CollectiveCost collective_cost(Collective c, double bytes, const GroupNetwork& n
     if (net.size() <= 1 || bytes <= 0) return priced(0.0, Algorithm::none);
     // One reduce-scatter or all-gather pass: hierarchical, or for two-level GPU groups the flat ring when faster
     // (NCCL's tuner picks by the same bandwidths).
-    CollectiveCost pass = priced(ring_pass_s(bytes, net), ring_algorithm(net));
+    // For an all-reduce, both passes (reduce-scatter then all-gather).
+    const Passes passes = c == Collective::reduce_scatter ? Passes::reduce_scatter
+                          : c == Collective::all_gather   ? Passes::all_gather
+                                                          : Passes::all_reduce;
+    CollectiveCost pass = priced(ring_passes_s(bytes, net, passes), ring_algorithm(net));
     if (two_level_gpu(net)) {
-        const double flat = flat_ring_pass_s(bytes, net);
+        const double flat = flat_ring_pass_s(bytes, net) * (passes == Passes::all_reduce ? 2 : 1);
         if (flat < pass.time_s) pass = priced(flat, Algorithm::flat_ring);
     }
     switch (c) {
@@ -206,7 +276,7 @@ CollectiveCost collective_cost(Collective c, double bytes, const GroupNetwork& n
             // Ring: reduce-scatter + all-gather. Tree for small messages: a binary tree reduce then broadcast over
             // each level, 2 ceil(log2 n) steps of the whole buffer (not pipelined). In-network reduction where a
             // level has it (NVLS, SHARP). Take the fastest, as NCCL's tuner does by the same bandwidths.
-            CollectiveCost best = priced(2 * pass.time_s, pass.kind);
+            CollectiveCost best = pass;
             double tree = 0;
             for (const auto& l : net.levels)
                 tree += 2 * std::ceil(std::log2(std::max(2, l.size))) * (l.latency_s + bytes / l.bytes_per_s);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <unordered_map>
 
 namespace podsim {
@@ -21,25 +22,25 @@ int index_of(const std::vector<int>& d, const GroupShape& s) {
 }
 
 // One reduce-scatter or all-gather pass along dim k for every line of members, `share` bytes per member before a
-// reduce-scatter (after an all-gather); a ring of len-1 steps, split both ways on a wrapped torus axis.
+// reduce-scatter (after an all-gather); a ring of len-1 steps, split both ways on a wrapped torus axis. The steps
+// are alike (each member sends a chunk to its neighbour), so the pass is one phase repeated len - 1 times.
 void ring_pass(FlowLane& lane, const std::vector<uint32_t>& members, const GroupShape& s, size_t k, double share) {
     const int len = s.dims[k].length;
     if (len <= 1) return;
     const bool both = s.dims[k].bidirectional;
     const double chunk = share / len / (both ? 2 : 1);
     const int n = static_cast<int>(members.size());
-    for (int step = 0; step < len - 1; ++step) {
-        FlowPhase ph;
-        for (int m = 0; m < n; ++m) {
-            auto d = digits(m, s);
-            auto next = d, prev = d;
-            next[k] = (d[k] + 1) % len;
-            prev[k] = (d[k] + len - 1) % len;
-            ph.flows.push_back({members[m], members[index_of(next, s)], chunk});
-            if (both) ph.flows.push_back({members[m], members[index_of(prev, s)], chunk});
-        }
-        lane.phases.push_back(std::move(ph));
+    int stride = 1;  // member index distance between neighbours along dim k (dims are inner first)
+    for (size_t j = 0; j < k; ++j) stride *= s.dims[j].length;
+    FlowPhase ph;
+    ph.repeat = static_cast<uint32_t>(len - 1);
+    ph.flows.reserve(static_cast<size_t>(n) * (both ? 2 : 1));
+    for (int m = 0; m < n; ++m) {
+        const int d = m / stride % len, base = m - d * stride;
+        ph.flows.push_back({members[m], members[base + (d + 1) % len * stride], chunk});
+        if (both) ph.flows.push_back({members[m], members[base + (d + len - 1) % len * stride], chunk});
     }
+    lane.phases.push_back(std::move(ph));
 }
 
 // An in-network reduction's half (the reduce, or the multicast back) along dim k: every member of a line sends to
@@ -142,15 +143,12 @@ LoweredCollective lower_collective(Collective c, double bytes, const std::vector
                 const int first = ((ch - node) % k + k) % k;
                 for (int j = 0; j < k; ++j) order.push_back(members[node * k + (first + j) % k]);
             }
-            FlowLane lane;
+            FlowPhase ph;  // every step of the ring alike: one phase, repeated
             const double chunk = bytes / k / n;
             const int passes = c == Collective::all_reduce ? 2 : 1;
-            for (int step = 0; step < passes * (n - 1); ++step) {
-                FlowPhase ph;
-                for (int i = 0; i < n; ++i) ph.flows.push_back({order[i], order[(i + 1) % n], chunk});
-                lane.phases.push_back(std::move(ph));
-            }
-            lc.lanes.push_back(std::move(lane));
+            ph.repeat = static_cast<uint32_t>(passes * (n - 1));
+            for (int i = 0; i < n; ++i) ph.flows.push_back({order[i], order[(i + 1) % n], chunk});
+            lc.lanes.push_back({{std::move(ph)}});
         }
         return lc;
     }
@@ -186,26 +184,40 @@ LoweredCollective lower_collective(Collective c, double bytes, const std::vector
 double analytical_time_s(const LoweredCollective& lc, const NetworkGraph& g) {
     // Per phase: the busiest link's bytes over its bandwidth (flows of one collective may share links, e.g.
     // all-to-all on a torus or the channels of a flat ring), plus the longest path latency. Other traffic is not seen.
-    size_t phases = 0;
-    for (const auto& lane : lc.lanes) phases = std::max(phases, lane.phases.size());
+    // Lanes step in lockstep, a repeated phase counting as that many steps; while no lane changes phase the steps
+    // are alike, so they are priced once and counted.
+    struct Cursor {
+        size_t phase = 0;
+        uint32_t done = 0;  // repeats of the current phase already run
+    };
+    std::vector<Cursor> at(lc.lanes.size());
     double t = 0;
     std::unordered_map<uint32_t, double> load;
-    for (size_t j = 0; j < phases; ++j) {
+    for (;;) {
         load.clear();
         double lat = 0, busiest = 0;
-        for (const auto& lane : lc.lanes) {
-            if (j >= lane.phases.size()) continue;
-            for (const auto& f : lane.phases[j].flows) {
+        uint32_t alike = UINT32_MAX;
+        for (size_t i = 0; i < lc.lanes.size(); ++i) {
+            const auto& lane = lc.lanes[i];
+            if (at[i].phase >= lane.phases.size()) continue;
+            const FlowPhase& ph = lane.phases[at[i].phase];
+            alike = std::min(alike, ph.repeat - at[i].done);
+            for (const auto& f : ph.flows) {
                 if (f.src == f.dst) continue;
                 const auto& r = g.route(f.src, f.dst);
                 lat = std::max(lat, g.path_latency_s(r));
                 for (uint32_t l : r) load[l] += f.bytes;
             }
         }
+        if (alike == UINT32_MAX) return t;
         for (const auto& [l, bytes] : load) busiest = std::max(busiest, bytes / g.links[l].bytes_per_s);
-        t += busiest + lat;
+        t += alike * (busiest + lat);
+        for (size_t i = 0; i < lc.lanes.size(); ++i) {
+            if (at[i].phase >= lc.lanes[i].phases.size()) continue;
+            at[i].done += alike;
+            if (at[i].done == lc.lanes[i].phases[at[i].phase].repeat) at[i] = {at[i].phase + 1, 0};
+        }
     }
-    return t;
 }
 
 }  // namespace podsim

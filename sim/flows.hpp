@@ -17,6 +17,9 @@ struct Flow {
 };
 struct FlowPhase {
     std::vector<Flow> flows;  // concurrent; the phase ends when all have arrived (ring step barrier)
+    // The phase runs this many times back to back: a ring's len - 1 steps move the same bytes between the same
+    // neighbours, so they are one phase with a count (a 6,144-chip ring is not 6,143 copies of its flows).
+    uint32_t repeat = 1;
 };
 struct FlowLane {
     std::vector<FlowPhase> phases;  // one after another

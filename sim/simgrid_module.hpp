@@ -18,7 +18,7 @@ struct PairRoute {
 };
 using Routes = std::vector<PairRoute>;
 
-inline constexpr int kApiVersion = 1;
+inline constexpr int kApiVersion = 2;  // 2: FlowPhase::repeat
 struct Api {
     int version;
     // Runs the collectives' flows in one SimGrid engine (once per process): each one's end time.

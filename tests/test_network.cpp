@@ -95,6 +95,37 @@ TEST_CASE("the closed-form model matches SimGrid when every group of the kind co
     }
 }
 
+TEST_CASE("multi-ring over uneven torus axes: the closed form follows the lanes and matches all-instance SimGrid") {
+    // A multi-ring's lanes carry 1/D of the data each through the axes in rotated order; when the axes differ (a
+    // strided pair, axes of 4 and 8) the lane that meets the slow axis with the most data sets the time, which the
+    // summed axis rates would put 1.4x to 3x too fast (the 1T bench scenario's FSDP all-gather on v5p-12288).
+    const auto& cat = test::catalog();
+    const std::vector<Case> cases{
+        // Group 1 of {2, 32} on 4x4x4: a pair 2 apart round the wrapped axis 0 (interleaved with group 0's other
+        // position, the half-way routes split both ways), then axes 1 and 2.
+        {"TPU v5p 4x4x4, a strided pair then two axes", cat.tpu_system("v5p-128", 1, "t", "$"), {2, 32}, 1},
+        {"TPU v4 4x4x8, three axes of 4, 4 and 8", cat.tpu_system("v4-256", 1, "t", "$"), {128}, 0},
+    };
+    for (const auto& k : cases) {
+        NetworkGraph g = build_network(k.sys);
+        const GroupNetwork net = place_group(k.sys, k.sizes, k.which);
+        REQUIRE(net.levels.size() == 1);
+        REQUIRE(net.levels[0].ici_axes.size() == 3);
+        for (Collective c : {Collective::reduce_scatter, Collective::all_gather, Collective::all_reduce}) {
+            const auto closed = collective_cost(c, 512e6, net);
+            CHECK(closed.kind == Algorithm::multi_ring);
+            const double sg = simgrid_time_s({all_instances(c, 512e6, k, closed.kind)}, g);
+            CHECK_MESSAGE(sg == approx(closed.time_s).epsilon(0.02), std::string(k.label) << ", " << std::string(to_string(c))
+                                                                      << ": closed form " << closed.time_s << " s, SimGrid "
+                                                                      << sg << " s");
+            // The summed-rate estimate the closed form used to give: (n-1)/n x bytes over the level's rate.
+            const double summed = (net.size() - 1.0) / net.size() * 512e6 / net.levels[0].bytes_per_s *
+                                  (c == Collective::all_reduce ? 2 : 1);
+            if (k.sizes.size() == 2) CHECK_MESSAGE(sg > 1.4 * summed, std::string(to_string(c)) << ": " << sg / summed);
+        }
+    }
+}
+
 TEST_CASE("contention: two data-parallel rings sharing a NIC take twice as long as one alone") {
     // a3-highgpu-8g has 4 GPU NICs for 8 GPUs: GPUs 0 and 1 share NIC 0. The DP ring of the GPU-0s and that of the
     // GPU-1s both cross nodes on that NIC, so max-min sharing gives each half of it.
@@ -113,6 +144,34 @@ TEST_CASE("contention: two data-parallel rings sharing a NIC take twice as long 
     // GPUs 0 and 2 use different NICs: no sharing, no slowdown.
     auto ring2 = lower_collective(Collective::all_reduce, bytes, groups[2], shape);
     CHECK(simgrid_time_s({ring0, ring2}, g) == approx(alone).epsilon(0.02));
+}
+
+TEST_CASE("a ring's steps are one phase with a count, timed as that many barrier-separated steps") {
+    // A 16-chip multi-ring on the v5p 4x4x4 torus (two axes of 4): each ring pass is one phase repeated 3 times.
+    const SystemSpec sys = test::catalog().tpu_system("v5p-128", 1, "t", "$");
+    NetworkGraph g = build_network(sys);
+    const std::vector<int> sizes{4, 16};
+    const auto shape = group_shape(sys, sizes, 1);
+    const auto members = group_instances(sizes, 1).front();
+    for (double bytes : {1e9, 4e3}) {  // bandwidth-bound, then latency-bound
+        const LoweredCollective folded = lower_collective(Collective::all_reduce, bytes, members, shape);
+        LoweredCollective unfolded = folded;
+        size_t steps = 0;
+        for (auto& lane : unfolded.lanes) {
+            std::vector<FlowPhase> phases;
+            for (const auto& ph : lane.phases)
+                for (uint32_t r = 0; r < ph.repeat; ++r) phases.push_back({ph.flows, 1});
+            steps += phases.size();
+            lane.phases = std::move(phases);
+        }
+        // 2 lanes x (reduce-scatter and all-gather) x 2 axes of 4 = 24 steps, in 8 phases.
+        CHECK(steps == 24);
+        CHECK(folded.lanes.size() * folded.lanes.front().phases.size() == 8);
+        CHECK(analytical_time_s(folded, g) == approx(analytical_time_s(unfolded, g)).epsilon(1e-12));
+        CHECK(simgrid_time_s({folded}, g) == approx(simgrid_time_s({unfolded}, g)).epsilon(1e-6));
+        // With another collective on the same links: the same, as every flow of a step moves at one rate.
+        CHECK(simgrid_time_s({folded, folded}, g) == approx(simgrid_time_s({unfolded, unfolded}, g)).epsilon(1e-6));
+    }
 }
 
 TEST_CASE("contention: two groups sharing a torus axis split its links") {
@@ -198,6 +257,29 @@ TEST_CASE("direct routes: GPU rails as BFS finds them, TPU tori dimension-ordere
         for (uint32_t a = 0; a < uint32_t(sys.chips); ++a)
             for (uint32_t b = 0; b < uint32_t(sys.chips); ++b)
                 if (a != b) CHECK_MESSAGE(g.route(a, b) == g.bfs_route(a, b), sys.label << ": " << a << " -> " << b);
+    }
+    // NVL72 (a4x, 18 VMs of 4 GPUs per NVLink domain, several pods): to a GPU of another domain on the sender's
+    // rail the sender's own NIC, even where a relay over NVLink to a GPU in the receiver's pod ties with it on
+    // links (NCCL relays, PXN, only to reach another rail); every route as short as BFS's.
+    {
+        SystemSpec sys = cat.gpu_system("a4x-highgpu-4g", 36, "t", "$");  // two domains
+        sys.nodes_per_leaf = 9;
+        NetworkGraph g = build_network(sys);
+        REQUIRE(g.direct_route);
+        int same_rail = 0;
+        for (uint32_t a = 0; a < 144; a += 5)
+            for (uint32_t b = 72; b < 144; b += 3) {
+                if (a / 72 == b / 72) continue;
+                const auto& r = g.route(a, b);
+                CHECK_MESSAGE(r.size() == g.bfs_route(a, b).size(), a << " -> " << b);
+                if (a % 4 == b % 4) {
+                    ++same_rail;
+                    CHECK_MESSAGE(g.links[r.front()].name.find(".pcie") != std::string::npos, a << " -> " << b << " leaves by "
+                                                                                            << g.links[r.front()].name);
+                    CHECK(g.links[r.front()].src == g.chip_node[a]);
+                }
+            }
+        CHECK(same_rail > 20);
     }
     // One slice: every route as short as BFS's, chained from a to b; half-way ties go both ways.
     const SystemSpec tpu = cat.tpu_system("v5p-128", 1, "t", "$");  // 4x4x4, wrapped

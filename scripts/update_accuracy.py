@@ -1,0 +1,35 @@
+#!/usr/bin/env python3
+"""Re-measures hardware/catalog/accuracy.json: runs `podsim validate SET --format json` on every set the file lists
+and rewrites its figures (MAPE, worst error and run, per-chip MAPE and worst), keeping ids, files and descriptions.
+tests/test_validation_accuracy_file.cpp checks the same figures against a fresh validate (README, Accuracy).
+Usage: scripts/update_accuracy.py [PODSIM_BINARY]   (default build/podsim; run from the repository root)"""
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+root = Path(__file__).resolve().parent.parent
+podsim = sys.argv[1] if len(sys.argv) > 1 else str(root / "build" / "podsim")
+path = root / "hardware" / "catalog" / "accuracy.json"
+acc = json.loads(path.read_text())
+version = subprocess.run([podsim, "--version"], capture_output=True, text=True).stdout.strip().split(" (")[0]
+for s in acc["sets"]:
+    file = (root / s["file"]).resolve()
+    out = subprocess.run([podsim, "validate", str(file), "--format", "json"], capture_output=True, text=True,
+                         cwd=root, check=True).stdout
+    v = json.loads(out)
+    s["runs"] = v["predicted"]
+    s["mape_pct"] = round(v["mape_pct"], 2)
+    s["max_error_pct"] = round(v["max_error_pct"], 2)
+    s["worst_id"] = v["worst_id"]
+    by_chip = {}
+    for run in v["runs"]:
+        if run.get("error_pct") is not None:
+            by_chip.setdefault(run["system"]["chip"], []).append(abs(run["error_pct"]))
+    s["by_chip"] = {chip: {"runs": len(e), "mape_pct": round(sum(e) / len(e), 2), "max_error_pct": round(max(e), 2)}
+                    for chip, e in sorted(by_chip.items())}
+if version:
+    acc["measured_with"] = version
+path.write_text(json.dumps(acc, indent=1, ensure_ascii=False) + "\n")
+for s in acc["sets"]:
+    print(f'{s["id"]}: {s["runs"]} runs, MAPE {s["mape_pct"]}%, worst {s["max_error_pct"]}% ({s["worst_id"]})')
