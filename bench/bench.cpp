@@ -22,6 +22,7 @@
 #include "models/step.hpp"
 #include "models/fast_step.hpp"
 #include "models/plan_space.hpp"
+#include "planner/allocator.hpp"
 #include "planner/search.hpp"
 #include "sim/network_backend.hpp"
 #include "sim/nccl_reference.hpp"
@@ -107,7 +108,46 @@ static void cli_simgrid_run(const std::string& dir, const char* file) {
                 file, sg.wall_s, sg.max_resident_mib, sg.step_s, an.step_s, 100 * (an.step_s / sg.step_s - 1));
 }
 
-int main() {
+// The whole search of the 1T scenario on 1 and on 2 threads (--jobs 2): screening blocks and engine confirmations
+// spread over them; each run a fraction of a second, so 11 of each, alternating, and their medians.
+// `podsim_bench search-threads` runs only this.
+static void search_threads(const Scenario& s, const Catalog& cat, const ReliabilityInputs& rel) {
+    SearchOptions two;
+    two.jobs = 2;
+    std::vector<double> on1, on2, screen1, screen2, confirm1, confirm2;
+    bool same = true;
+    for (int rep = 0; rep < 11; ++rep) {
+        auto t3 = Clock::now();
+        const SearchResult s2 = search_plans(s, cat, rel, two);
+        on2.push_back(seconds_since(t3));
+        t3 = Clock::now();
+        const SearchResult s1 = search_plans(s, cat, rel, SearchOptions{});
+        on1.push_back(seconds_since(t3));
+        screen1.push_back(s1.screen_s), screen2.push_back(s2.screen_s);
+        confirm1.push_back(s1.confirm_s), confirm2.push_back(s2.confirm_s);
+        same = same && s1.ranked.size() == s2.ranked.size() &&
+               std::equal(s1.ranked.begin(), s1.ranked.end(), s2.ranked.begin(), [](const auto& a, const auto& b) {
+                   return describe_plan(a.plan) == describe_plan(b.plan) && a.step.step_time_s == b.step.step_time_s;
+               });
+    }
+    auto median = [](std::vector<double> v) {
+        std::sort(v.begin(), v.end());
+        return v[v.size() / 2];
+    };
+    std::printf("podsim search megatron-1t on 2 threads (median of 11 each): %.3f s vs %.3f s on 1 = %.2fx speed-up "
+                "(screening %.3f vs %.3f s, confirmation %.3f vs %.3f s); ranking %s\n",
+                median(on2), median(on1), median(on1) / median(on2), median(screen2), median(screen1),
+                median(confirm2), median(confirm1), same ? "identical" : "DIFFERENT");
+}
+
+int main(int argc, char** argv) {
+    keep_freed_memory();
+    if (argc > 1 && std::string(argv[1]) == "search-threads") {
+        const Catalog cat = Catalog::load(default_catalog_dir());
+        search_threads(load_scenario(std::string(PODSIM_SCENARIO_DIR) + "/megatron-1t-3072xa100.json", cat), cat,
+                       load_reliability(default_catalog_dir()));
+        return 0;
+    }
     cli_startup(11);
     auto t_load = Clock::now();
     const Catalog cat = Catalog::load(default_catalog_dir());
@@ -201,24 +241,7 @@ int main() {
                     sr.plans, sr.feasible, sr.screen_s, sr.ranked.size(), sr.confirm_s, seconds_since(t2),
                     describe_plan(sr.ranked.front().plan).c_str(), sr.ranked.front().step.step_time_s,
                     100 * sr.ranked.front().step.mfu);
-        // The same search on 2 threads (--jobs 2): screening blocks and engine confirmations spread over them.
-        SearchOptions two;
-        two.jobs = 2;
-        auto t3 = Clock::now();
-        const SearchResult s2 = search_plans(s, cat, rel, two);
-        const double t2_s = seconds_since(t3);
-        t3 = Clock::now();
-        const SearchResult s1 = search_plans(s, cat, rel, SearchOptions{});
-        const double t1_s = seconds_since(t3);
-        const bool same = s1.ranked.size() == s2.ranked.size() &&
-                          std::equal(s1.ranked.begin(), s1.ranked.end(), s2.ranked.begin(), [](const auto& a, const auto& b) {
-                              return describe_plan(a.plan) == describe_plan(b.plan) &&
-                                     a.step.step_time_s == b.step.step_time_s;
-                          });
-        std::printf("podsim search megatron-1t on 2 threads: %.3f s vs %.3f s on 1 = %.2fx speed-up (screening %.3f vs "
-                    "%.3f s, confirmation %.3f vs %.3f s); ranking %s\n",
-                    t2_s, t1_s, t1_s / t2_s, s2.screen_s, s1.screen_s, s2.confirm_s, s1.confirm_s,
-                    same ? "identical" : "DIFFERENT");
+        search_threads(s, cat, rel);
     }
 
     rusage ru{};

@@ -5,6 +5,7 @@
 #include <map>
 
 #include "cli/commands.hpp"
+#include "planner/allocator.hpp"
 #include "hardware/input_error.hpp"
 
 namespace {
@@ -296,6 +297,7 @@ bool wants_help(const std::vector<std::string>& a) {
 }  // namespace
 
 int main(int argc, char** argv) {
+    podsim::keep_freed_memory();
     std::vector<std::string> args(argv + 1, argv + argc);
     if (args.empty()) {
         std::cerr << kUsage;

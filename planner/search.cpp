@@ -1,6 +1,7 @@
 #include "planner/search.hpp"
 
 #include <algorithm>
+#include <numeric>
 #include <chrono>
 #include <cmath>
 #include <memory>
@@ -213,9 +214,20 @@ SearchResult search_plans(const Scenario& s, const Catalog& cat, const Reliabili
     so.budget = o.budget;
     so.evaluation = s.evaluation;  // time to train and dollars count the scenario's evaluation passes
     so.data = s.data ? &*s.data : nullptr;  // the input pipeline: a step it cannot feed waits
-    // Each kept plan through the engine on the workers, each into its own slot; then in the heap's order.
+    // Each kept plan through the engine on the workers, each into its own slot; then in the heap's order. The
+    // engine's work grows with the tasks of a step (stages x chunks x micro-batches, from tens to tens of
+    // thousands), so the largest are started first: taken in heap order, one large plan started last kept the
+    // other worker idle for most of the confirmation.
+    std::vector<size_t> order(chosen.size());
+    std::iota(order.begin(), order.end(), size_t{0});
+    auto tasks = [&](size_t i) {
+        const ParallelPlan& p = chosen[i].plan;
+        return static_cast<double>(p.pp) * std::max(1, p.vpp) * static_cast<double>(std::max(1LL, p.micro_batches()));
+    };
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return tasks(a) > tasks(b); });
     std::vector<std::optional<RankedPlan>> confirmed(chosen.size());
-    parallel_for(chosen.size(), jobs, [&](size_t i, int) {
+    parallel_for(chosen.size(), jobs, [&](size_t k, int) {
+        const size_t i = order[k];
         const Candidate& c = chosen[i];
         RankedPlan rp;
         rp.system = systems[c.system];
