@@ -34,9 +34,10 @@ std::vector<double> run_in_this_process(const std::vector<LoweredCollective>& co
     // coarser values moved microsecond collectives by 10x; maxmin/precision 1e-3 gave the same times, no faster.
     sg4::Engine::set_config("network/optim:Lazy");
     // One actor per chip and lane (tens of thousands at scale): small stacks, without guard pages, whose mprotect
-    // would split the mapping once per actor. The actors only post comms and wait (16 KiB ran the bench steps; 64
-    // leaves room), and SimGrid zeroes each stack, so 8 MiB (its default) would be 8 MiB touched per actor.
-    sg4::Engine::set_config("contexts/stack-size:64");
+    // would split the mapping once per actor. The actors only post comms and wait (the kernel's side of each call
+    // runs on maestro's stack; 16 KiB ran every bench step, 32 leaves room), and SimGrid zeroes each stack, so 8 MiB
+    // (its default) would be 8 MiB touched per actor: 64 KiB cost the 1T step on 8 x v5p-12288 0.2 GiB more.
+    sg4::Engine::set_config("contexts/stack-size:32");
     sg4::Engine::set_config("contexts/guard-size:0");
 
     // Routes given pair by pair, as bypass routes of a zone that has no routing of its own: SimGrid's full zone

@@ -32,6 +32,16 @@ std::vector<Case> topology_cases() {
     };
 }
 
+// Group `which` of `sizes` on the v5p 4x4x4 torus (v5p-128): its network graph, shape and first instance.
+struct V5pGroup {
+    SystemSpec sys = test::catalog().tpu_system("v5p-128", 1, "t", "$");
+    NetworkGraph g = build_network(sys);
+    GroupShape shape;
+    std::vector<uint32_t> members;
+    V5pGroup(const std::vector<int>& sizes, size_t which)
+        : shape(group_shape(sys, sizes, which)), members(group_instances(sizes, which).front()) {}
+};
+
 LoweredCollective all_instances(Collective c, double bytes, const Case& k, Algorithm algorithm) {
     LoweredCollective all;
     const auto shape = group_shape(k.sys, k.sizes, k.which);
@@ -148,13 +158,10 @@ TEST_CASE("contention: two data-parallel rings sharing a NIC take twice as long 
 
 TEST_CASE("a ring's steps are one phase with a count, timed as that many barrier-separated steps") {
     // A 16-chip multi-ring on the v5p 4x4x4 torus (two axes of 4): each ring pass is one phase repeated 3 times.
-    const SystemSpec sys = test::catalog().tpu_system("v5p-128", 1, "t", "$");
-    NetworkGraph g = build_network(sys);
-    const std::vector<int> sizes{4, 16};
-    const auto shape = group_shape(sys, sizes, 1);
-    const auto members = group_instances(sizes, 1).front();
+    const V5pGroup v({4, 16}, 1);
+    const NetworkGraph& g = v.g;
     for (double bytes : {1e9, 4e3}) {  // bandwidth-bound, then latency-bound
-        const LoweredCollective folded = lower_collective(Collective::all_reduce, bytes, members, shape);
+        const LoweredCollective folded = lower_collective(Collective::all_reduce, bytes, v.members, v.shape);
         LoweredCollective unfolded = folded;
         size_t steps = 0;
         for (auto& lane : unfolded.lanes) {
@@ -177,15 +184,11 @@ TEST_CASE("a ring's steps are one phase with a count, timed as that many barrier
 TEST_CASE("contention: two groups sharing a torus axis split its links") {
     // On a 4x4 v5e mesh... use the 16-chip v5e torus-free slice: groups {0,1,2,3} along axis 0 in rows 0 and the
     // strided group of column 0 cross the same links only if they overlap; two identical rings on the same row do.
-    const SystemSpec sys = test::catalog().tpu_system("v5p-128", 1, "t", "$");
-    NetworkGraph g = build_network(sys);
-    const std::vector<int> sizes{4, 16};
-    const auto shape = group_shape(sys, sizes, 0);
-    const auto row = group_instances(sizes, 0).front();
-    auto a = lower_collective(Collective::all_gather, 1e9, row, shape);
-    auto b = lower_collective(Collective::all_gather, 1e9, row, shape);  // a second collective on the same ring
-    const double alone = simgrid_time_s({a}, g);
-    CHECK(simgrid_time_s({a, b}, g) == approx(2 * alone).epsilon(0.02));
+    const V5pGroup row({4, 16}, 0);
+    auto a = lower_collective(Collective::all_gather, 1e9, row.members, row.shape);
+    auto b = lower_collective(Collective::all_gather, 1e9, row.members, row.shape);  // a second one on the same ring
+    const double alone = simgrid_time_s({a}, row.g);
+    CHECK(simgrid_time_s({a, b}, row.g) == approx(2 * alone).epsilon(0.02));
 }
 
 TEST_CASE("the algorithm is named: ring, bidirectional ring, multi-ring, hierarchical, tree, pairwise, p2p") {
