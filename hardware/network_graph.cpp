@@ -244,7 +244,8 @@ NetworkGraph build_tpu(const SystemSpec& sys) {
     return g;
 }
 
-// Routing on GPU rail fat trees, the paths BFS finds (tests/test_network.cpp compares every pair): inside an NVLink
+// Routing on GPU rail fat trees, the paths BFS finds (tests/test_network.cpp compares every pair on HGX layouts; on
+// multi-node NVLink domains one tie is broken otherwise, see route(), and the test checks lengths): inside an NVLink
 // domain over the NVSwitch; otherwise over the NIC rails. A message to a GPU on the sender's rail goes NIC -> leaf
 // (-> spine -> leaf) -> NIC; to another rail it first crosses NVLink to the domain's first GPU on that rail in rank
 // order (one in the destination's pod if any: PXN-like), as BFS explores the NVSwitch before the NIC.

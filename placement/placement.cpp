@@ -258,8 +258,10 @@ GroupNetwork place_group(const SystemSpec& sys, const std::vector<int>& sizes, s
             double axis_bw = (u.wrap ? 2.0 : 1.0) * sys.chip.ici_link_bytes_per_s / u.stride;
             // Two members: one message each way, on a single link between neighbours; strided round a wrapped
             // axis the two routes are half-way round, split by the sender's parity (hardware/network_graph.cpp), so
-            // the interleaved groups use both directions: each link carries stride / 2 of them.
-            if (u.length == 2) axis_bw = (u.covers_axis_ring && u.stride > 1 ? 2.0 : 1.0) * sys.chip.ici_link_bytes_per_s / u.stride;
+            // the interleaved groups use both directions: each link carries stride / 2 of them (strides are even:
+            // wrapped axes are multiples of 4). Twisted tori route by BFS, which sends every tie the same way.
+            const bool both_ways = u.covers_axis_ring && u.stride > 1 && !sys.twisted;
+            if (u.length == 2) axis_bw = (both_ways ? 2.0 : 1.0) * sys.chip.ici_link_bytes_per_s / u.stride;
             bw += axis_bw;
             axes_used.push_back({u.length, u.stride, u.length > 2 && u.covers_axis_ring,
                                  axis_bw * sys.chip.eff.collective_bw_fraction});

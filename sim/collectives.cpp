@@ -62,7 +62,8 @@ const std::vector<ChoiceDoc>& algorithm_docs() {
              {bytes, levels, {"wrapped_axes", "1 when the axis is whole and wraps"}}},
             {to_string(Algorithm::multi_ring),
              "a group over several torus axes: the data split into one lane per axis, each lane visiting the axes in "
-             "its own order so that every axis is busy at once; bandwidth is the axes' sum",
+             "its own order so that every axis is busy at once; timed lane by lane (lanes on one axis split it), which is "
+             "the axes' summed bandwidth only when the axes are alike",
              {bytes, levels, {"axes", "torus axes the group spans (the ICI level's count)"}}},
             {to_string(Algorithm::hierarchical_ring),
              "level by level, inner first: level l carries bytes / (inner sizes) (NVLink then the NICs; ICI then DCN)",

@@ -85,8 +85,9 @@ std::vector<double> run_in_this_process(const std::vector<LoweredCollective>& co
     }
     struct Post {
         uint32_t phase;
-        uint32_t peer;  // index of the peer's actor in the lane
-        uint64_t bytes; // 0: a receive
+        uint32_t peer;   // index of the peer's actor in the lane
+        bool send;       // else a receive
+        uint64_t bytes;  // a send's simulated size
     };
     struct ChipActor {
         uint32_t chip;
@@ -118,14 +119,18 @@ std::vector<double> run_in_this_process(const std::vector<LoweredCollective>& co
             for (size_t j = 0; j < lane.phases.size(); ++j) {
                 const FlowPhase& ph = lane.phases[j];
                 double lat = 0;
+                if (ph.repeat == 0) {  // runs no times (analytical_time_s skips it too)
+                    l.then_idle_s.push_back(0.0);
+                    continue;
+                }
                 sent.clear(), received.clear();
                 for (const auto& f : ph.flows) {
                     if (f.src == f.dst) continue;
                     const uint32_t a = actor_of(f.src, sent[f.src]++ / kPostsPerActor);
                     const uint32_t b = actor_of(f.dst, received[f.dst]++ / kPostsPerActor);
                     const auto bytes = static_cast<uint64_t>(std::max(1.0, std::ceil(f.bytes))) * ph.repeat;  // as r steps
-                    l.actors[a].posts.push_back({static_cast<uint32_t>(j), b, bytes});
-                    l.actors[b].posts.push_back({static_cast<uint32_t>(j), a, 0});
+                    l.actors[a].posts.push_back({static_cast<uint32_t>(j), b, true, bytes});
+                    l.actors[b].posts.push_back({static_cast<uint32_t>(j), a, false, 0});
                     lat = std::max(lat, latency_s.at((uint64_t(f.src) << 32) | f.dst));
                 }
                 l.then_idle_s.push_back(ph.repeat > 1 ? (ph.repeat - 1) * lat : 0.0);
@@ -149,7 +154,7 @@ std::vector<double> run_in_this_process(const std::vector<LoweredCollective>& co
                     comms.clear();
                     for (; next < a.posts.size() && a.posts[next].phase == j; ++next) {
                         const Post& p = a.posts[next];
-                        if (p.bytes > 0) comms.push_back(l.actors[p.peer].inbox->put_async(&payload, p.bytes));
+                        if (p.send) comms.push_back(l.actors[p.peer].inbox->put_async(&payload, p.bytes));
                         else comms.push_back(a.inbox->get_async(&received));
                     }
                     sg4::Comm::wait_all(comms);
