@@ -37,75 +37,81 @@ static double seconds_since(Clock::time_point t0) {
     return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
-// The CLI's start-up: `podsim list stacks` (loads the catalog's stacks, prints a table) run `runs` times as a child;
-// the median wall time and the largest resident set (the kernel's ru_maxrss of the child).
-static void cli_startup(int runs) {
-    std::vector<double> wall;
-    long max_rss_kib = 0;
-    for (int i = 0; i < runs; ++i) {
-        const auto t0 = Clock::now();
-        const pid_t pid = fork();
-        if (pid == 0) {
-            const int null = open("/dev/null", O_WRONLY);
-            dup2(null, STDOUT_FILENO);
-            execl(PODSIM_BINARY, PODSIM_BINARY, "list", "stacks", static_cast<char*>(nullptr));
-            _exit(127);
-        }
-        int status = 0;
-        rusage ru{};
-        if (pid < 0 || wait4(pid, &status, 0, &ru) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-            std::printf("cli start-up: podsim list stacks did not run\n");
-            return;
-        }
-        wall.push_back(seconds_since(t0));
-        max_rss_kib = std::max(max_rss_kib, ru.ru_maxrss);
-    }
-    std::sort(wall.begin(), wall.end());
-    std::printf("cli start-up (podsim list stacks, %d runs): median %.1f ms, max resident %.1f MiB (CUDA and SimGrid "
-                "are modules loaded on first use)\n",
-                runs, wall[wall.size() / 2] * 1e3, max_rss_kib / 1024.0);
-}
-
-// `podsim run SCENARIO --network NETWORK` as users run it, as a child: its wall time, the largest resident set of
-// podsim and the SimGrid process it forks (the kernel's ru_maxrss of a child covers the children it waited for) and
-// the step time it reports. ok false when it did not succeed.
-struct CliRun {
+// podsim run as a child with `args`, its output to /dev/null: whether it exited 0, its wall time and its largest
+// resident set (the kernel's ru_maxrss of the child, which covers the children it waited for, and what the child
+// held before exec: this process, so measure while it is small).
+struct ChildRun {
     bool ok = false;
-    double wall_s = 0, max_resident_mib = 0, step_s = 0;
+    double wall_s = 0, max_resident_mib = 0;
 };
-static CliRun cli_run(const std::string& path, const char* network) {
-    const std::string out = "/tmp/podsim-bench-run.json";
-    std::remove(out.c_str());
+static ChildRun run_podsim(std::vector<std::string> args) {
+    args.insert(args.begin(), PODSIM_BINARY);
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
     const auto t0 = Clock::now();
     const pid_t pid = fork();
     if (pid == 0) {
         const int null = open("/dev/null", O_WRONLY);
         dup2(null, STDOUT_FILENO);
-        execl(PODSIM_BINARY, PODSIM_BINARY, "run", path.c_str(), "--network", network, "--format", "json", "--out",
-              out.c_str(), static_cast<char*>(nullptr));
+        execv(PODSIM_BINARY, argv.data());
         _exit(127);
     }
     int status = 0;
     rusage ru{};
-    CliRun r;
+    ChildRun r;
     if (pid < 0 || wait4(pid, &status, 0, &ru) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) return r;
     r.wall_s = seconds_since(t0);
     r.max_resident_mib = ru.ru_maxrss / 1024.0;
-    std::ifstream in(out);
-    r.step_s = Json::parse(in).at("step_time_s").get<double>();
     r.ok = true;
+    return r;
+}
+
+// The CLI's start-up: `podsim list stacks` (loads the catalog's stacks, prints a table) run `runs` times; the median
+// wall time and the largest resident set.
+static void cli_startup(int runs) {
+    std::vector<double> wall;
+    double max_mib = 0;
+    for (int i = 0; i < runs; ++i) {
+        const ChildRun r = run_podsim({"list", "stacks"});
+        if (!r.ok) {
+            std::printf("cli start-up: podsim list stacks did not run\n");
+            return;
+        }
+        wall.push_back(r.wall_s);
+        max_mib = std::max(max_mib, r.max_resident_mib);
+    }
+    std::sort(wall.begin(), wall.end());
+    std::printf("cli start-up (podsim list stacks, %d runs): median %.1f ms, max resident %.1f MiB (CUDA and SimGrid "
+                "are modules loaded on first use)\n",
+                runs, wall[wall.size() / 2] * 1e3, max_mib);
+}
+
+// `podsim run SCENARIO --network NETWORK` as users run it: the child's figures and the step time it reports.
+struct CliRun {
+    ChildRun child;
+    double step_s = 0;
+};
+static CliRun cli_run(const std::string& path, const char* network) {
+    const std::string out = "/tmp/podsim-bench-run.json";
+    std::remove(out.c_str());
+    CliRun r{run_podsim({"run", path, "--network", network, "--format", "json", "--out", out}), 0};
+    if (r.child.ok) {
+        std::ifstream in(out);
+        r.step_s = Json::parse(in).at("step_time_s").get<double>();
+    }
     return r;
 }
 
 static void cli_simgrid_run(const std::string& dir, const char* file) {
     const std::string path = dir + "/" + file;
     const CliRun sg = cli_run(path, "simgrid"), an = cli_run(path, "analytical");
-    if (!sg.ok || !an.ok) {
+    if (!sg.child.ok || !an.child.ok) {
         std::printf("simgrid run, %s: podsim run did not succeed\n", file);
         return;
     }
     std::printf("simgrid run, %s: %.2f s wall, max resident %.0f MiB; step %.4f s, analytical %.4f s (%+.2f%%)\n",
-                file, sg.wall_s, sg.max_resident_mib, sg.step_s, an.step_s, 100 * (an.step_s / sg.step_s - 1));
+                file, sg.child.wall_s, sg.child.max_resident_mib, sg.step_s, an.step_s, 100 * (an.step_s / sg.step_s - 1));
 }
 
 // The SimGrid backend at the scale users plan (issue #16: each under 10 s and 2 GiB on the bench machine) and on the

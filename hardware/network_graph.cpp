@@ -50,12 +50,6 @@ void NetworkGraph::add_duplex(uint32_t a, uint32_t b, double bw, double lat, con
     add_link(b, a, bw, lat, name + "<");
 }
 
-double NetworkGraph::path_latency_s(const std::vector<uint32_t>& r) const {
-    double t = 0;
-    for (uint32_t l : r) t += links[l].latency_s;
-    return t;
-}
-
 double NetworkGraph::path_bytes_per_s(const std::vector<uint32_t>& r) const {
     double bw = 1e300;
     for (uint32_t l : r) bw = std::min(bw, links[l].bytes_per_s);

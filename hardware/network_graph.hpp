@@ -40,7 +40,12 @@ public:
     // O(nodes) memory, i.e. O(chips^2) for a whole machine (2.4 GiB at 16k GPUs). Set by build_network; empty for
     // hand-built graphs and twisted tori, which use BFS.
     std::function<void(uint32_t chip_a, uint32_t chip_b, std::vector<uint32_t>& path)> direct_route;
-    double path_latency_s(const std::vector<uint32_t>& r) const;
+    // Inline: the SimGrid module (sim/simgrid_run.cpp) calls it and links no podsim library.
+    double path_latency_s(const std::vector<uint32_t>& r) const {
+        double t = 0;
+        for (uint32_t l : r) t += links[l].latency_s;
+        return t;
+    }
     double path_bytes_per_s(const std::vector<uint32_t>& r) const;  // bottleneck
 
     NetworkGraph();

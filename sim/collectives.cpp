@@ -117,6 +117,10 @@ namespace {
 // all-reduce both, one after the other (sim/flows.cpp lowers them the same way).
 enum class Passes { reduce_scatter, all_gather, all_reduce };
 
+// The most torus axes multi_ring_s schedules (a torus has 3): fixed arrays keep it off the heap, the planner's hot
+// path.
+constexpr size_t kMaxRingAxes = 4;
+
 // The bandwidth part of the ring passes of `bytes` over a TPU group's torus axes as a multi-ring: D lanes, each
 // with 1/D of the data, lane i passing the axes in the order i, i+1, ... (reversed for an all-gather; the flow
 // lowering's lanes, sim/flows.cpp). A reduce-scatter pass along an axis of L members moves (L-1)/L of the lane's
@@ -125,7 +129,7 @@ enum class Passes { reduce_scatter, all_gather, all_reduce };
 // small fluid schedule, not the total over the summed rates: a slow axis (strided, or a line) holds up the lane
 // that passes it with the most data while the others wait on nothing.
 double multi_ring_s(double bytes, const std::vector<IciAxis>& axes, Passes passes) {
-    constexpr size_t kMaxAxes = 4;  // a torus has 3; fixed arrays keep this off the heap (the planner's hot path)
+    constexpr size_t kMaxAxes = kMaxRingAxes;
     const size_t D = axes.size();
     const size_t P = passes == Passes::all_reduce ? 2 * D : D;  // passes per lane
     std::array<std::array<double, 2 * kMaxAxes>, kMaxAxes> left{};  // per lane, the bytes still to move per pass
@@ -175,7 +179,7 @@ double ring_passes_s(double bytes, const GroupNetwork& net, Passes passes) {
     double t = 0, share = bytes;
     for (const auto& l : net.levels) {
         if (l.size > 1) {
-            const bool multi = l.kind == LevelKind::ici && l.ici_axes.size() > 1 && l.ici_axes.size() <= 4 &&
+            const bool multi = l.kind == LevelKind::ici && l.ici_axes.size() > 1 && l.ici_axes.size() <= kMaxRingAxes &&
                                std::all_of(l.ici_axes.begin(), l.ici_axes.end(),
                                            [](const IciAxis& a) { return a.bytes_per_s > 0; });
             t += (multi ? multi_ring_s(share, l.ici_axes, passes)

@@ -78,11 +78,7 @@ std::vector<double> run_in_this_process(const std::vector<LoweredCollective>& co
     // (some of its links shared with another collective), the faster flows go on with the next chunk instead of
     // waiting at a barrier, as a ring does that has no barrier, only its neighbour's data to wait for.
     std::unordered_map<uint64_t, double> latency_s;  // by (src << 32 | dst)
-    for (const auto& r : routes) {
-        double lat = 0;
-        for (uint32_t id : *r.links) lat += g.links[id].latency_s;
-        latency_s[(uint64_t(r.src) << 32) | r.dst] = lat;
-    }
+    for (const auto& r : routes) latency_s[(uint64_t(r.src) << 32) | r.dst] = g.path_latency_s(*r.links);
     struct Post {
         uint32_t phase;
         uint32_t peer;   // index of the peer's actor in the lane
