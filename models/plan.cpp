@@ -112,6 +112,12 @@ const std::vector<ChoiceDoc>& fp8_recipe_docs() {
     return docs;
 }
 const char* to_string(AttentionKernel a) { return a == AttentionKernel::flash ? "flash" : "standard"; }
+const char* to_string(PipelineP2p p) {
+    return p == PipelineP2p::scatter_gather   ? "scatter_gather"
+           : p == PipelineP2p::sequence_shard ? "sequence_shard"
+                                              : "full_blocking";
+}
+
 const char* to_string(TpOverlap t) {
     return t == TpOverlap::none ? "none" : t == TpOverlap::backward ? "backward" : "full";
 }

@@ -34,8 +34,18 @@ enum class AttentionKernel { standard, flash };
 // (asynchronous dgrad communication, Megatron-LM / XLA latency hiding); full: also the forward ones
 // (userbuffers / collective matmul decomposition).
 enum class TpOverlap { none, backward, full };
+// How a pipeline stage hands its boundary activation forward (and its gradient back) to the next stage.
+enum class PipelineP2p {
+    scatter_gather,  // each TP rank sends 1/tp and the receiver all-gathers it over NVLink, on a side stream
+                     // (Megatron-LM's --scatter-gather-tensors-in-pipeline)
+    sequence_shard,  // each rank sends the tensor as it holds it (1/tp with sequence parallelism, else whole), on a
+                     // side stream (Megatron-core's p2p_communication, XLA)
+    full_blocking,   // every TP rank sends the whole tensor with blocking send/recv on the compute stream
+                     // (DeepSpeed's PipelineEngine)
+};
 
 const char* to_string(Schedule s);
+const char* to_string(PipelineP2p p);
 const char* to_string(Recompute r);
 const char* to_string(Precision p);
 const char* to_string(Fp8Recipe r);
@@ -72,6 +82,7 @@ struct ParallelPlan {
     // HBM bytes per local parameter that each micro-batch's backward moves outside the GEMMs to accumulate its
     // gradients (0: accumulated in the weight-gradient GEMM itself, Megatron's gradient_accumulation_fusion, XLA).
     double grad_accum_bytes_per_param = 0;
+    PipelineP2p pp_p2p = PipelineP2p::scatter_gather;
     bool dcn_sync_overlap = true;       // FSDP across slices: the cross-slice (DCN) gradient all-reduce bucketed under
                                         // the backward; false: after it (XLA reduces the scanned gradient carry)
     double grad_reduce_bytes = 2;       // bytes per gradient element on the wire (2: bf16/fp16, 4: fp32)

@@ -45,7 +45,7 @@ SoftwareStack read_stack(const JsonObject& o) {
     b.only_keys({"tp_comm_overlap", "dp_overlap", "grad_reduce_bytes", "param_gather_overlap", "attention",
                  "sequence_parallel", "interleaved_pipeline", "zero_stages", "dropout", "linear_bias", "weights",
                  "fp8", "ep_overlap", "ep_node_dedup", "dcn_sync_overlap",
-                 "act_fused_into_gemm", "grad_accum_bytes_per_param"});
+                 "act_fused_into_gemm", "grad_accum_bytes_per_param", "pipeline_p2p"});
     // Each behaviour: {"value": ..., "source": "..."}; all are required, so a stack is never half-described.
     auto entry = [&](const char* key) {
         const JsonObject e = b.object(key);
@@ -91,6 +91,12 @@ SoftwareStack read_stack(const JsonObject& o) {
     s.dcn_sync_overlap = entry("dcn_sync_overlap").boolean("value");
     s.act_fused_into_gemm = entry("act_fused_into_gemm").boolean("value");
     s.grad_accum_bytes_per_param = entry("grad_accum_bytes_per_param").number_in("value", 0, 64);
+    {
+        const auto v = entry("pipeline_p2p").one_of("value", {"scatter_gather", "sequence_shard", "full_blocking"});
+        s.pipeline_p2p = v == "scatter_gather"   ? PipelineP2p::scatter_gather
+                         : v == "sequence_shard" ? PipelineP2p::sequence_shard
+                                                 : PipelineP2p::full_blocking;
+    }
     return s;
 }
 
@@ -179,7 +185,8 @@ std::vector<ChoiceDoc> software_stack_docs(const std::vector<SoftwareStack>& sta
                     {"weights", s.weights == WeightKeeping::fp32_cast_on_use ? "fp32 cast on use"
                                                                               : "fp32 master + 16-bit copy"},
                     {"grad_accum_bytes_per_param", fmt_bytes(s.grad_accum_bytes_per_param)},
-                    {"dcn_sync_overlap", b(s.dcn_sync_overlap)}};
+                    {"dcn_sync_overlap", b(s.dcn_sync_overlap)},
+                    {"pipeline_p2p", to_string(s.pipeline_p2p)}};
         out.push_back(std::move(d));
     }
     return out;
@@ -194,6 +201,7 @@ void apply_stack_behaviours(const SoftwareStack& stack, PartialPlan& pp, bool ke
     p.dcn_sync_overlap = stack.dcn_sync_overlap;
     p.act_fused_into_gemm = stack.act_fused_into_gemm;
     p.grad_accum_bytes_per_param = stack.grad_accum_bytes_per_param;
+    p.pp_p2p = stack.pipeline_p2p;
     for (PlanField f : {PlanField::attention, PlanField::tp_comm_overlap, PlanField::dp_overlap,
                         PlanField::param_gather_overlap})
         pp.free.remove(f);

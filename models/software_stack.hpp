@@ -36,6 +36,7 @@ struct SoftwareStack {
     bool ep_node_dedup = false;  // one copy of a token per destination node (DeepEP)
     bool dcn_sync_overlap = true;  // the cross-slice gradient reduction under the backward (false: after it)
     bool act_fused_into_gemm = false;  // XLA fuses the MLP activation into the down GEMM's operand
+    PipelineP2p pipeline_p2p = PipelineP2p::scatter_gather;
     double grad_accum_bytes_per_param = 0;  // per micro-batch, outside the GEMMs (ParallelPlan's field)
     std::map<std::string, std::string> sources;  // behaviour -> citation
 };

@@ -350,6 +350,26 @@ void StepPricer::price(const ParallelPlan& p, StepCosts& out, bool detail) {
         return memo[0].s;
     };
 
+    // --- the pipeline's stage-to-stage transfer of one micro-batch's boundary activation (or its gradient) ------
+    out.p2p_s = 0;
+    if (P > 1) {
+        // Each TP rank sends 1/tp of the tensor where the stack scatters it or it is sequence-sharded already;
+        // DeepSpeed's PipelineEngine sends the whole tensor from every TP rank.
+        const bool sharded = p.pp_p2p == PipelineP2p::scatter_gather || (p.pp_p2p == PipelineP2p::sequence_shard && p.sp);
+        const double p2p_bytes = act_bytes / (sharded && p.tp > 1 ? p.tp : 1);
+        // Analytically as CollectiveTimer::cost times it, on the cached link (no map lookup per plan).
+        out.p2p_s = timer_.backend() == NetworkBackend::analytical
+                        ? p2p_cost(p2p_bytes, lay.pp_link).time_s
+                        : timer_.cost(Collective::send_recv, p2p_bytes, lay.pp).time_s;
+    }
+    // Blocking send/recv (DeepSpeed's p2p.send / p2p.recv, issued one instruction at a time between the passes):
+    // a stage spends each transfer it takes part in on its compute stream — in the steady state the receive of the
+    // input and the send of the output of every forward, the same for every backward's gradient — so the transfers
+    // join the passes and the side-stream hop is zero. (A fill/drain hop then counts the transfer on both sides of
+    // it; the steady state, m of the m + P - 1 slots, is exact.)
+    const double blocking_p2p_s = p.pp_p2p == PipelineP2p::full_blocking ? out.p2p_s : 0;
+    if (blocking_p2p_s > 0) out.p2p_s = 0;
+
     // --- per (stage, chunk): one micro-batch's passes and the chunk's gradient buckets ---------------------------
     for (int s = 0; s < P; ++s) {
         for (int c = 0; c < v; ++c) {
@@ -365,6 +385,10 @@ void StepPricer::price(const ParallelPlan& p, StepCosts& out, bool detail) {
                          ck.bwd_exposed_s += eb.exposed_comm_s, params += m_.embedding_params();
             if (mc == nchunks - 1) ck.fwd_s += hf.time_s, ck.fwd_exposed_s += hf.exposed_comm_s, ck.bwd_s += hb.time_s,
                                    ck.bwd_exposed_s += hb.exposed_comm_s, params += m_.output_params();
+            if (blocking_p2p_s > 0) {
+                const double t = blocking_p2p_s * ((mc > 0) + (mc < nchunks - 1));  // in from below, out to above
+                ck.fwd_s += t, ck.fwd_exposed_s += t, ck.bwd_s += t, ck.bwd_exposed_s += t;
+            }
             if (p.grad_accum_bytes_per_param > 0) {
                 // A separate accumulation pass over the chunk's local gradients after each micro-batch's backward
                 // (memory-bound: every byte read or written once).
@@ -378,14 +402,6 @@ void StepPricer::price(const ParallelPlan& p, StepCosts& out, bool detail) {
                 ck.slowdown_s = chip.eff.comm_interference_fraction * std::min(ck.grad_sync_s, ck.bwd_s);
             }
         }
-    }
-    out.p2p_s = 0;
-    if (P > 1) {
-        const double p2p_bytes = act_bytes / (p.tp > 1 ? p.tp : 1);  // scatter/gather across TP ranks (Megatron)
-        // Analytically as CollectiveTimer::cost times it, on the cached link (no map lookup per plan).
-        out.p2p_s = timer_.backend() == NetworkBackend::analytical
-                        ? p2p_cost(p2p_bytes, lay.pp_link).time_s
-                        : timer_.cost(Collective::send_recv, p2p_bytes, lay.pp).time_s;
     }
 
     // --- per stage, after its last backward: flush sync, optimizer, parameter gather ---------------------------

@@ -1,0 +1,113 @@
+// How a pipeline stage hands its boundary tensor to the next (issue 12, software stacks as data): Megatron-LM
+// scatters it over the TP ranks and sends on a side stream; DeepSpeed's PipelineEngine sends the whole tensor from
+// every TP rank with blocking send/recv between the passes. The values below follow from the priced step's own
+// transfer time, so each check can fail on its own.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+
+#include "models/closed_form.hpp"
+#include "models/fast_step.hpp"
+#include "models/software_stack.hpp"
+#include "models/step.hpp"
+#include "models/step_costs.hpp"
+#include "tests/helpers.hpp"
+
+using namespace podsim;
+using podsim::test::approx;
+
+namespace {
+
+ModelSpec uniform_model() {
+    ModelSpec m;
+    m.name = "uniform";
+    m.layers = 16, m.hidden = 8192, m.ffn_hidden = 32768, m.heads = 64, m.kv_heads = 64, m.head_dim = 128;
+    m.vocab = 128, m.seq_len = 2048;  // negligible embedding and logits
+    m.position = Position::rope, m.dropout = false;
+    return m;
+}
+
+// TP 8 inside a DGX A100, 4 stages across nodes over InfiniBand, 16 micro-batches.
+ParallelPlan plan(PipelineP2p how) {
+    ParallelPlan p;
+    p.tp = 8, p.pp = 4, p.dp = 1, p.micro_batch = 1, p.global_batch = 16;
+    p.pp_p2p = how;
+    return p;
+}
+
+const SystemSpec& four_nodes() {
+    static const SystemSpec sys = test::catalog().gpu_system("dgx-a100", 4, "t", "$");
+    return sys;
+}
+
+StepCosts priced(const ParallelPlan& p) {
+    const CollectiveTimer timer(four_nodes(), NetworkBackend::analytical);
+    return price_step(uniform_model(), four_nodes(), p, timer);
+}
+
+}  // namespace
+
+TEST_CASE("pipeline p2p: scattered over TP on a side stream, or whole and blocking the passes (DeepSpeed)") {
+    const StepCosts scattered = priced(plan(PipelineP2p::scatter_gather));
+    const StepCosts whole = priced(plan(PipelineP2p::sequence_shard));  // no sequence parallelism: the whole tensor
+    const StepCosts blocking = priced(plan(PipelineP2p::full_blocking));
+    REQUIRE(scattered.p2p_s > 0);
+    // 8x the bytes over the same InfiniBand link: 8x the time less the latency the two share.
+    CHECK(whole.p2p_s / scattered.p2p_s > 7);
+    CHECK(whole.p2p_s / scattered.p2p_s < 8.001);
+
+    // Blocking: the transfers join the passes (in from the stage below, out to the stage above), no side-stream hop.
+    CHECK(blocking.p2p_s == 0);
+    const double t = whole.p2p_s;
+    for (int s = 0; s < 4; ++s) {
+        const double hops = (s > 0) + (s < 3);
+        CAPTURE(s);
+        CHECK(blocking.chunk(s, 0).fwd_s - scattered.chunk(s, 0).fwd_s == approx(hops * t));
+        CHECK(blocking.chunk(s, 0).bwd_s - scattered.chunk(s, 0).bwd_s == approx(hops * t));
+        CHECK(blocking.chunk(s, 0).fwd_exposed_s - scattered.chunk(s, 0).fwd_exposed_s == approx(hops * t));
+    }
+
+    // The step: a middle stage pays 4 transfers per micro-batch in the steady state, all 16 of them in sequence.
+    const StepResult a = simulate_step(uniform_model(), four_nodes(), plan(PipelineP2p::scatter_gather));
+    const StepResult b = simulate_step(uniform_model(), four_nodes(), plan(PipelineP2p::full_blocking));
+    REQUIRE(a.feasible);
+    REQUIRE(b.feasible);
+    CHECK(b.step_time_s - a.step_time_s > 16 * 4 * t * 0.95);
+    // The planner's closed form reads the same priced step: it agrees with the engine on the blocking plan.
+    StepEstimator est(uniform_model(), four_nodes());
+    const StepEstimate e = est.estimate(plan(PipelineP2p::full_blocking));
+    REQUIRE(e.feasible());
+    CHECK(e.step_time_s == approx(b.step_time_s).epsilon(0.01));
+}
+
+TEST_CASE("pipeline p2p is a catalog behaviour: DeepSpeed's stacks block, Megatron-LM scatters; a bad value names its path") {
+    const auto stacks = load_software_stacks(default_catalog_dir());
+    auto stack = [&](const std::string& name) {
+        const SoftwareStack* s = find_stack(stacks, name);
+        REQUIRE(s != nullptr);
+        return *s;
+    };
+    CHECK(stack("Megatron-DeepSpeed").pipeline_p2p == PipelineP2p::full_blocking);
+    CHECK_FALSE(stack("Megatron-DeepSpeed").param_gather_overlap);  // ZeRO-1's gather ends the optimizer step
+    CHECK(stack("Megatron-LM (2021)").pipeline_p2p == PipelineP2p::scatter_gather);
+    CHECK(stack("NeMo 24.07").pipeline_p2p == PipelineP2p::sequence_shard);
+    PartialPlan pp;
+    pp.plan = plan(PipelineP2p::scatter_gather);
+    apply_stack_behaviours(stack("Megatron-DeepSpeed"), pp);
+    CHECK(pp.plan.pp_p2p == PipelineP2p::full_blocking);
+
+    const std::string dir = test::temp_dir() + "/catalog-bad-p2p";
+    std::filesystem::remove_all(dir);
+    std::filesystem::create_directories(dir + "/software");
+    Json s = Json::parse(std::ifstream(std::string(PODSIM_SOURCE_DIR) + "/hardware/catalog/software/nemo.json"));
+    s["behaviours"]["pipeline_p2p"]["value"] = "pigeon";
+    test::write_file(dir + "/software/nemo.json", s.dump());
+    try {
+        load_software_stacks(dir);
+        FAIL("expected an input error");
+    } catch (const InputError& e) {
+        CHECK(std::string(e.what()).find("$.behaviours.pipeline_p2p.value") != std::string::npos);
+    }
+}
