@@ -45,7 +45,7 @@ SoftwareStack read_stack(const JsonObject& o) {
     b.only_keys({"tp_comm_overlap", "dp_overlap", "grad_reduce_bytes", "param_gather_overlap", "attention",
                  "sequence_parallel", "interleaved_pipeline", "zero_stages", "dropout", "linear_bias", "weights",
                  "fp8", "ep_overlap", "ep_node_dedup", "dcn_sync_overlap",
-                 "act_fused_into_gemm", "grad_accum_bytes_per_param", "pipeline_p2p"});
+                 "act_fused_into_gemm", "grad_accum_bytes_per_param", "pipeline_p2p", "zero_grad_sync"});
     // Each behaviour: {"value": ..., "source": "..."}; all are required, so a stack is never half-described.
     auto entry = [&](const char* key) {
         const JsonObject e = b.object(key);
@@ -97,6 +97,7 @@ SoftwareStack read_stack(const JsonObject& o) {
                          : v == "sequence_shard" ? PipelineP2p::sequence_shard
                                                  : PipelineP2p::full_blocking;
     }
+    s.zero_grad_all_reduce = entry("zero_grad_sync").one_of("value", {"reduce_scatter", "all_reduce"}) == "all_reduce";
     return s;
 }
 
@@ -186,7 +187,8 @@ std::vector<ChoiceDoc> software_stack_docs(const std::vector<SoftwareStack>& sta
                                                                               : "fp32 master + 16-bit copy"},
                     {"grad_accum_bytes_per_param", fmt_bytes(s.grad_accum_bytes_per_param)},
                     {"dcn_sync_overlap", b(s.dcn_sync_overlap)},
-                    {"pipeline_p2p", to_string(s.pipeline_p2p)}};
+                    {"pipeline_p2p", to_string(s.pipeline_p2p)},
+                    {"zero_grad_sync", s.zero_grad_all_reduce ? "all_reduce" : "reduce_scatter"}};
         out.push_back(std::move(d));
     }
     return out;
@@ -202,6 +204,7 @@ void apply_stack_behaviours(const SoftwareStack& stack, PartialPlan& pp, bool ke
     p.act_fused_into_gemm = stack.act_fused_into_gemm;
     p.grad_accum_bytes_per_param = stack.grad_accum_bytes_per_param;
     p.pp_p2p = stack.pipeline_p2p;
+    p.zero_grad_all_reduce = stack.zero_grad_all_reduce;
     for (PlanField f : {PlanField::attention, PlanField::tp_comm_overlap, PlanField::dp_overlap,
                         PlanField::param_gather_overlap})
         pp.free.remove(f);

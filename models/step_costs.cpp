@@ -153,7 +153,7 @@ void StepPricer::describe_networks(const ParallelPlan& p, const LayoutEntry& lay
     describe("tp", p.tp, lay.tp, p.sp ? Collective::reduce_scatter : Collective::all_reduce, act_bytes);
     describe("cp", p.cp, lay.cp, Collective::all_gather, act_bytes);
     const double grad_bytes_dev = out.stages.front().params / p.tp * p.grad_reduce_bytes;
-    describe("dp", lay.grad_ranks, lay.dp, p.zero >= 1 ? Collective::reduce_scatter : Collective::all_reduce,
+    describe("dp", lay.grad_ranks, lay.dp, p.grad_sync_reduce_scatter() ? Collective::reduce_scatter : Collective::all_reduce,
              grad_bytes_dev);
     if (p.pp > 1)
         out.networks.push_back({"pp", p.pp, neighbour_link(sys_, lay.pp.sizes, lay.pp.which).name, "p2p",
@@ -318,7 +318,7 @@ void StepPricer::price(const ParallelPlan& p, StepCosts& out, bool detail) {
     const bool shared_links = timer_.backend() != NetworkBackend::analytical && out.bucketed;
     auto sync_s = [&](double params_dev) {
         if (out.dp_sync) {
-            const Collective c = p.zero >= 1 ? Collective::reduce_scatter : Collective::all_reduce;
+            const Collective c = p.grad_sync_reduce_scatter() ? Collective::reduce_scatter : Collective::all_reduce;
             const double bytes = params_dev * p.grad_reduce_bytes;
             if (!shared_links) return collective_s(c, bytes, lay.dp, lay.dpnet);
             // A bucketed sync runs while the backward goes on: its pipeline sends and TP collectives share links
@@ -337,7 +337,7 @@ void StepPricer::price(const ParallelPlan& p, StepCosts& out, bool detail) {
     // Gradients of routed experts are reduced over the expert data-parallel group, the rest over data parallelism.
     auto expert_sync_s = [&](double expert_params_dev) {
         if (expert_params_dev <= 0 || p.edp() <= 1) return 0.0;
-        return collective_s(p.zero >= 1 ? Collective::reduce_scatter : Collective::all_reduce,
+        return collective_s(p.grad_sync_reduce_scatter() ? Collective::reduce_scatter : Collective::all_reduce,
                             expert_params_dev * p.grad_reduce_bytes, lay.edp, lay.edpnet);
     };
     // Chunks differ only by their layer count (two values) and the embedding / head ends: remember the last few.

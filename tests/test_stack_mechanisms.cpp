@@ -1,7 +1,10 @@
-// How a pipeline stage hands its boundary tensor to the next (issue 12, software stacks as data): Megatron-LM
-// scatters it over the TP ranks and sends on a side stream; DeepSpeed's PipelineEngine sends the whole tensor from
-// every TP rank with blocking send/recv between the passes. The values below follow from the priced step's own
-// transfer time, so each check can fail on its own.
+// Software-stack behaviours that are mechanisms of the step (issue 12, software stacks as data), each checked
+// against the priced step's own collective times so that every check can fail on its own:
+// - how a pipeline stage hands its boundary tensor to the next: Megatron-LM scatters it over the TP ranks and sends
+//   on a side stream; DeepSpeed's PipelineEngine sends the whole tensor from every TP rank with blocking send/recv
+//   between the passes;
+// - how ZeRO-1 reduces gradients: a reduce-scatter to the shard owners (Megatron's distributed optimizer), or a whole
+//   all-reduce (DeepSpeed's bf16 pipeline path).
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -110,4 +113,23 @@ TEST_CASE("pipeline p2p is a catalog behaviour: DeepSpeed's stacks block, Megatr
     } catch (const InputError& e) {
         CHECK(std::string(e.what()).find("$.behaviours.pipeline_p2p.value") != std::string::npos);
     }
+}
+
+TEST_CASE("ZeRO-1 gradients: reduce-scattered to their owners, or all-reduced whole (DeepSpeed's bf16 pipeline path)") {
+    ParallelPlan p;
+    p.tp = 8, p.pp = 1, p.dp = 4, p.zero = 1, p.micro_batch = 1, p.global_batch = 8;
+    const StepCosts rs = priced(p);
+    p.zero_grad_all_reduce = true;
+    const StepCosts ar = priced(p);
+    REQUIRE(rs.bucketed);
+    const double a = ar.chunk(0, 0).grad_sync_s, r = rs.chunk(0, 0).grad_sync_s;
+    REQUIRE(r > 0);
+    // A ring all-reduce is a reduce-scatter followed by an all-gather of the same bytes: twice the time, less the
+    // latency terms they share.
+    CHECK(a / r > 1.9);
+    CHECK(a / r < 2.001);
+    const auto stacks = load_software_stacks(default_catalog_dir());
+    CHECK(find_stack(stacks, "Megatron-DeepSpeed")->zero_grad_all_reduce);
+    CHECK_FALSE(find_stack(stacks, "DeepSpeed ZeRO-1")->zero_grad_all_reduce);
+    CHECK_FALSE(find_stack(stacks, "NeMo 24.07")->zero_grad_all_reduce);
 }
