@@ -2,6 +2,8 @@
 """Re-measures hardware/catalog/accuracy.json: runs `podsim validate SET --format json` on every set the file lists
 and rewrites its figures (MAPE, worst error and run, per-chip MAPE and worst), keeping ids, files and descriptions.
 tests/test_validation_accuracy_file.cpp checks the same figures against a fresh validate (README, Accuracy).
+It also rewrites README's per-run tables (the rows under a `| run | system | published s | ...` header whose first
+row names a run of the set), so that the README shows what validate prints today.
 Usage: scripts/update_accuracy.py [PODSIM_BINARY]   (default build/podsim; run from the repository root)"""
 import json
 import subprocess
@@ -31,5 +33,33 @@ for s in acc["sets"]:
 if version:
     acc["measured_with"] = version
 path.write_text(json.dumps(acc, indent=1, ensure_ascii=False) + "\n")
+
+HEADER = "| run | system | published s | predicted s | error % | completed |"
+
+
+def table_rows(v):
+    rows = []
+    for run in v["runs"]:
+        if run.get("error_pct") is None:
+            continue
+        rows.append(f'| {run["id"]} | {run["system"]["label"]} | {run["published_step_time_s"]:.3f} | '
+                    f'{run["predicted_step_time_s"]:.3f} | {run["error_pct"]:+.1f} | {", ".join(run["chosen"])} |')
+    return rows
+
+
+readme = root / "README.md"
+lines = readme.read_text().split("\n")
+for s in acc["sets"]:
+    v = json.loads(subprocess.run([podsim, "validate", str((root / s["file"]).resolve()), "--format", "json"],
+                                  capture_output=True, text=True, cwd=root, check=True).stdout)
+    ids = {run["id"] for run in v["runs"]}
+    for i, line in enumerate(lines):
+        if line != HEADER or i + 2 >= len(lines) or lines[i + 2].split(" | ")[0].lstrip("| ") not in ids:
+            continue
+        end = i + 2
+        while end < len(lines) and lines[end].startswith("| "):
+            end += 1
+        lines[i + 2:end] = table_rows(v)
+readme.write_text("\n".join(lines))
 for s in acc["sets"]:
     print(f'{s["id"]}: {s["runs"]} runs, MAPE {s["mape_pct"]}%, worst {s["max_error_pct"]}% ({s["worst_id"]})')
