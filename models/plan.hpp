@@ -83,8 +83,8 @@ struct ParallelPlan {
     // gradients (0: accumulated in the weight-gradient GEMM itself, Megatron's gradient_accumulation_fusion, XLA).
     double grad_accum_bytes_per_param = 0;
     PipelineP2p pp_p2p = PipelineP2p::scatter_gather;
-    bool zero_grad_all_reduce = false;  // ZeRO-1/2 gradients all-reduced whole, each rank then updating its shard
-                                        // (DeepSpeed's bf16 pipeline path), not reduce-scattered
+    bool zero_grad_all_reduce = false;  // ZeRO-1 gradients all-reduced whole, each rank then updating its shard
+                                        // (DeepSpeed's bf16 pipeline path, ZeRO stage < 2), not reduce-scattered
     bool dcn_sync_overlap = true;       // FSDP across slices: the cross-slice (DCN) gradient all-reduce bucketed under
                                         // the backward; false: after it (XLA reduces the scanned gradient carry)
     double grad_reduce_bytes = 2;       // bytes per gradient element on the wire (2: bf16/fp16, 4: fp32)
@@ -95,7 +95,7 @@ struct ParallelPlan {
     long long micro_batches() const { return global_batch / (micro_batch * dp); }
     // How the data-parallel gradient sync reduces: sharded optimizer states take a reduce-scatter unless the stack
     // all-reduces whole gradients anyway.
-    bool grad_sync_reduce_scatter() const { return zero >= 1 && !zero_grad_all_reduce; }
+    bool grad_sync_reduce_scatter() const { return zero >= 1 && !(zero_grad_all_reduce && zero == 1); }
     int chips() const { return dp * tp * pp * cp; }
     int expert_tp() const { return etp > 0 ? etp : tp; }
     // Expert data parallelism: the copies of each expert (tp x cp x dp = etp x ep x edp).

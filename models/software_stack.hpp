@@ -37,7 +37,7 @@ struct SoftwareStack {
     bool dcn_sync_overlap = true;  // the cross-slice gradient reduction under the backward (false: after it)
     bool act_fused_into_gemm = false;  // XLA fuses the MLP activation into the down GEMM's operand
     PipelineP2p pipeline_p2p = PipelineP2p::scatter_gather;
-    bool zero_grad_all_reduce = false;  // ZeRO-1/2 gradients all-reduced whole (ParallelPlan's field)
+    bool zero_grad_all_reduce = false;  // ZeRO-1 gradients all-reduced whole (ParallelPlan's field)
     double grad_accum_bytes_per_param = 0;  // per micro-batch, outside the GEMMs (ParallelPlan's field)
     std::map<std::string, std::string> sources;  // behaviour -> citation
 };

@@ -315,6 +315,11 @@ void StepPricer::price(const ParallelPlan& p, StepCosts& out, bool detail) {
     out.dcn_sync = p.zero >= 3 && lay.dcnnet.size() > 1;
     out.bucketed = (out.dp_sync || out.dcn_sync) && p.dp_overlap && !(out.dcn_sync && !p.dcn_sync_overlap);
     const double act_bytes = le.act_bytes;
+    // Each TP rank sends 1/tp of the boundary tensor where the stack scatters it or it is sequence-sharded already;
+    // DeepSpeed's PipelineEngine sends the whole tensor from every TP rank.
+    const bool p2p_sharded =
+        p.pp_p2p == PipelineP2p::scatter_gather || (p.pp_p2p == PipelineP2p::sequence_shard && p.sp);
+    const double p2p_bytes = act_bytes / (p2p_sharded && p.tp > 1 ? p.tp : 1);
     const bool shared_links = timer_.backend() != NetworkBackend::analytical && out.bucketed;
     auto sync_s = [&](double params_dev) {
         if (out.dp_sync) {
@@ -324,7 +329,7 @@ void StepPricer::price(const ParallelPlan& p, StepCosts& out, bool detail) {
             // A bucketed sync runs while the backward goes on: its pipeline sends and TP collectives share links
             // with it (the SimGrid backend measures that; the analytical one ignores it).
             std::vector<CollectiveTimer::Traffic> during;
-            if (P > 1) during.push_back({Collective::send_recv, act_bytes / p.tp, lay.pp});
+            if (P > 1) during.push_back({Collective::send_recv, p2p_bytes, lay.pp});
             if (p.tp > 1)
                 during.push_back({p.sp ? Collective::reduce_scatter : Collective::all_reduce, act_bytes, lay.tp});
             return timer_.cost_with({c, bytes, lay.dp}, during).time_s;
@@ -353,10 +358,6 @@ void StepPricer::price(const ParallelPlan& p, StepCosts& out, bool detail) {
     // --- the pipeline's stage-to-stage transfer of one micro-batch's boundary activation (or its gradient) ------
     out.p2p_s = 0;
     if (P > 1) {
-        // Each TP rank sends 1/tp of the tensor where the stack scatters it or it is sequence-sharded already;
-        // DeepSpeed's PipelineEngine sends the whole tensor from every TP rank.
-        const bool sharded = p.pp_p2p == PipelineP2p::scatter_gather || (p.pp_p2p == PipelineP2p::sequence_shard && p.sp);
-        const double p2p_bytes = act_bytes / (sharded && p.tp > 1 ? p.tp : 1);
         // Analytically as CollectiveTimer::cost times it, on the cached link (no map lookup per plan).
         out.p2p_s = timer_.backend() == NetworkBackend::analytical
                         ? p2p_cost(p2p_bytes, lay.pp_link).time_s

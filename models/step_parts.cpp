@@ -79,6 +79,12 @@ void check_split(const ModelSpec& m, const SystemSpec& sys, const ParallelPlan& 
         fail("interleaved 1F1B needs the micro-batch count (" + to_string(mbs) + ") to be a multiple of pp (" +
                  to_string(p.pp) + "), as Megatron-LM requires",
              "$.parallel.vpp");
+    if (p.pp_p2p == PipelineP2p::full_blocking && p.vpp > 1)
+        // The blocking hand-off is DeepSpeed's PipelineEngine, whose only training schedule is the non-interleaved
+        // TrainSchedule (deepspeed/runtime/pipe/schedule.py).
+        fail("vpp=" + to_string(p.vpp) + ": the framework's blocking pipeline engine (DeepSpeed) has no interleaved "
+                 "schedule",
+             "$.parallel.vpp");
     if (p.global_batch % (p.micro_batch * p.dp) == 0) {
         const StepSize z = step_size_estimate(p, mbs);
         char buf[320];

@@ -3,7 +3,8 @@
 and rewrites its figures (MAPE, worst error and run, per-chip MAPE and worst), keeping ids, files and descriptions.
 tests/test_validation_accuracy_file.cpp checks the same figures against a fresh validate (README, Accuracy).
 It also rewrites README's per-run tables (the rows under a `| run | system | published s | ...` header whose first
-row names a run of the set), so that the README shows what validate prints today.
+row names a run of the set), so that the README shows what validate prints today; a set without such a table is
+named on stderr. Both files are written only after every set was measured.
 Usage: scripts/update_accuracy.py [PODSIM_BINARY]   (default build/podsim; run from the repository root)"""
 import json
 import subprocess
@@ -15,11 +16,12 @@ podsim = sys.argv[1] if len(sys.argv) > 1 else str(root / "build" / "podsim")
 path = root / "hardware" / "catalog" / "accuracy.json"
 acc = json.loads(path.read_text())
 version = subprocess.run([podsim, "--version"], capture_output=True, text=True).stdout.strip().split(" (")[0]
+measured = {}
 for s in acc["sets"]:
     file = (root / s["file"]).resolve()
     out = subprocess.run([podsim, "validate", str(file), "--format", "json"], capture_output=True, text=True,
                          cwd=root, check=True).stdout
-    v = json.loads(out)
+    v = measured[s["id"]] = json.loads(out)
     s["runs"] = v["predicted"]
     s["mape_pct"] = round(v["mape_pct"], 2)
     s["max_error_pct"] = round(v["max_error_pct"], 2)
@@ -32,7 +34,6 @@ for s in acc["sets"]:
                     for chip, e in sorted(by_chip.items())}
 if version:
     acc["measured_with"] = version
-path.write_text(json.dumps(acc, indent=1, ensure_ascii=False) + "\n")
 
 HEADER = "| run | system | published s | predicted s | error % | completed |"
 
@@ -50,9 +51,9 @@ def table_rows(v):
 readme = root / "README.md"
 lines = readme.read_text().split("\n")
 for s in acc["sets"]:
-    v = json.loads(subprocess.run([podsim, "validate", str((root / s["file"]).resolve()), "--format", "json"],
-                                  capture_output=True, text=True, cwd=root, check=True).stdout)
+    v = measured[s["id"]]
     ids = {run["id"] for run in v["runs"]}
+    found = False
     for i, line in enumerate(lines):
         if line != HEADER or i + 2 >= len(lines) or lines[i + 2].split(" | ")[0].lstrip("| ") not in ids:
             continue
@@ -60,6 +61,10 @@ for s in acc["sets"]:
         while end < len(lines) and lines[end].startswith("| "):
             end += 1
         lines[i + 2:end] = table_rows(v)
+        found = True
+    if not found:
+        print(f'{s["id"]}: no per-run table in README.md (header "{HEADER}")', file=sys.stderr)
+path.write_text(json.dumps(acc, indent=1, ensure_ascii=False) + "\n")
 readme.write_text("\n".join(lines))
 for s in acc["sets"]:
     print(f'{s["id"]}: {s["runs"]} runs, MAPE {s["mape_pct"]}%, worst {s["max_error_pct"]}% ({s["worst_id"]})')

@@ -83,6 +83,20 @@ TEST_CASE("pipeline p2p: scattered over TP on a side stream, or whole and blocki
     const StepEstimate e = est.estimate(plan(PipelineP2p::full_blocking));
     REQUIRE(e.feasible());
     CHECK(e.step_time_s == approx(b.step_time_s).epsilon(0.01));
+
+    // With sequence parallelism the boundary tensor is already split over the TP ranks: Megatron-Core's hand-off
+    // moves what Megatron-LM's scatter/gather moves.
+    ParallelPlan sp_shard = plan(PipelineP2p::sequence_shard), sp_scatter = plan(PipelineP2p::scatter_gather);
+    sp_shard.sp = sp_scatter.sp = true;
+    CHECK(priced(sp_shard).p2p_s == approx(priced(sp_scatter).p2p_s));
+
+    // DeepSpeed's engine has no interleaved schedule: a blocking hand-off with model chunks is refused, with a reason.
+    ParallelPlan chunks = plan(PipelineP2p::full_blocking);
+    chunks.vpp = 2, chunks.schedule = Schedule::interleaved;
+    const StepResult r = simulate_step(uniform_model(), four_nodes(), chunks);
+    CHECK_FALSE(r.feasible);
+    REQUIRE(!r.infeasible.empty());
+    CHECK(r.infeasible[0].find("no interleaved schedule") != std::string::npos);
 }
 
 TEST_CASE("pipeline p2p is a catalog behaviour: DeepSpeed's stacks block, Megatron-LM scatters; a bad value names its path") {
@@ -128,8 +142,19 @@ TEST_CASE("ZeRO-1 gradients: reduce-scattered to their owners, or all-reduced wh
     // latency terms they share.
     CHECK(a / r > 1.9);
     CHECK(a / r < 2.001);
+    // ZeRO-2 shards the gradients themselves: DeepSpeed reduce-scatters them whatever the ZeRO-1 path does.
+    p.zero = 2;
+    const double z2 = priced(p).chunk(0, 0).grad_sync_s;
+    p.zero_grad_all_reduce = false;
+    CHECK(z2 == approx(priced(p).chunk(0, 0).grad_sync_s));
+    CHECK(z2 == approx(r));
     const auto stacks = load_software_stacks(default_catalog_dir());
-    CHECK(find_stack(stacks, "Megatron-DeepSpeed")->zero_grad_all_reduce);
-    CHECK_FALSE(find_stack(stacks, "DeepSpeed ZeRO-1")->zero_grad_all_reduce);
-    CHECK_FALSE(find_stack(stacks, "NeMo 24.07")->zero_grad_all_reduce);
+    auto all_reduces = [&](const std::string& name) {
+        const SoftwareStack* s = find_stack(stacks, name);
+        REQUIRE(s != nullptr);
+        return s->zero_grad_all_reduce;
+    };
+    CHECK(all_reduces("Megatron-DeepSpeed"));
+    CHECK_FALSE(all_reduces("DeepSpeed"));
+    CHECK_FALSE(all_reduces("NeMo 24.07"));
 }
