@@ -1,5 +1,8 @@
 #include "tests/helpers.hpp"
 
+#include "hardware/input_error.hpp"
+#include "models/software_stack.hpp"
+
 #include <sys/wait.h>
 
 #include <algorithm>
@@ -57,6 +60,22 @@ int validate_json_outputs(const std::vector<std::string>& files) {
                       (root / "docs" / "output.schema.json").string();
     for (const auto& f : files) cmd += " '" + f + "'";
     return std::system(cmd.c_str());
+}
+
+std::string stack_catalog_error(const std::string& tag, const std::function<void(Json&)>& edit) {
+    namespace fs = std::filesystem;
+    const std::string dir = temp_dir() + "/catalog-" + tag;
+    fs::remove_all(dir);
+    fs::create_directories(dir + "/software");
+    Json s = Json::parse(std::ifstream(std::string(PODSIM_SOURCE_DIR) + "/hardware/catalog/software/nemo.json"));
+    edit(s);
+    write_file(dir + "/software/nemo.json", s.dump());
+    try {
+        load_software_stacks(dir);
+    } catch (const InputError& e) {
+        return e.what();
+    }
+    return "";
 }
 
 }  // namespace podsim::test

@@ -2,10 +2,12 @@
 #pragma once
 #include <doctest/doctest.h>
 
+#include <functional>
 #include <string>
 #include <vector>
 
 #include "hardware/catalog.hpp"
+#include "hardware/json_reader.hpp"
 
 namespace podsim::test {
 
@@ -44,5 +46,8 @@ void write_file(const std::string& path, const std::string& text);
 // Validates podsim JSON outputs against docs/output.schema.json with python3-jsonschema (tests/validate_json.py,
 // Debian's interpreter); 0 when every file validates, the validator printing each violation otherwise.
 int validate_json_outputs(const std::vector<std::string>& files);
+// Loads a software catalog holding only hardware/catalog/software/nemo.json changed by `edit` (in a fresh folder
+// named after `tag`) and returns the input error's message, "" when it loads.
+std::string stack_catalog_error(const std::string& tag, const std::function<void(Json&)>& edit);
 
 }  // namespace podsim::test

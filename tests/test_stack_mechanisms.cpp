@@ -8,8 +8,6 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
-#include <filesystem>
-#include <fstream>
 
 #include "models/closed_form.hpp"
 #include "models/fast_step.hpp"
@@ -115,18 +113,9 @@ TEST_CASE("pipeline p2p is a catalog behaviour: DeepSpeed's stacks block, Megatr
     apply_stack_behaviours(stack("Megatron-DeepSpeed"), pp);
     CHECK(pp.plan.pp_p2p == PipelineP2p::full_blocking);
 
-    const std::string dir = test::temp_dir() + "/catalog-bad-p2p";
-    std::filesystem::remove_all(dir);
-    std::filesystem::create_directories(dir + "/software");
-    Json s = Json::parse(std::ifstream(std::string(PODSIM_SOURCE_DIR) + "/hardware/catalog/software/nemo.json"));
-    s["behaviours"]["pipeline_p2p"]["value"] = "pigeon";
-    test::write_file(dir + "/software/nemo.json", s.dump());
-    try {
-        load_software_stacks(dir);
-        FAIL("expected an input error");
-    } catch (const InputError& e) {
-        CHECK(std::string(e.what()).find("$.behaviours.pipeline_p2p.value") != std::string::npos);
-    }
+    const std::string err =
+        test::stack_catalog_error("bad-p2p", [](Json& s) { s["behaviours"]["pipeline_p2p"]["value"] = "pigeon"; });
+    CHECK(err.find("$.behaviours.pipeline_p2p.value") != std::string::npos);
 }
 
 TEST_CASE("ZeRO-1 gradients: reduce-scattered to their owners, or all-reduced whole (DeepSpeed's bf16 pipeline path)") {
