@@ -13,6 +13,14 @@
 
 namespace podsim {
 
+namespace {
+// The data-parallel gradient sync's collective: a reduce-scatter to the shard owners where optimizer states are
+// sharded, unless the stack all-reduces whole gradients anyway (ParallelPlan::grad_sync_reduce_scatter).
+Collective grad_sync_collective(const ParallelPlan& p) {
+    return p.grad_sync_reduce_scatter() ? Collective::reduce_scatter : Collective::all_reduce;
+}
+}  // namespace
+
 const char* to_string(Reject r) {
     switch (r) {
         case Reject::none: return "none";
@@ -153,8 +161,7 @@ void StepPricer::describe_networks(const ParallelPlan& p, const LayoutEntry& lay
     describe("tp", p.tp, lay.tp, p.sp ? Collective::reduce_scatter : Collective::all_reduce, act_bytes);
     describe("cp", p.cp, lay.cp, Collective::all_gather, act_bytes);
     const double grad_bytes_dev = out.stages.front().params / p.tp * p.grad_reduce_bytes;
-    describe("dp", lay.grad_ranks, lay.dp, p.grad_sync_reduce_scatter() ? Collective::reduce_scatter : Collective::all_reduce,
-             grad_bytes_dev);
+    describe("dp", lay.grad_ranks, lay.dp, grad_sync_collective(p), grad_bytes_dev);
     if (p.pp > 1)
         out.networks.push_back({"pp", p.pp, neighbour_link(sys_, lay.pp.sizes, lay.pp.which).name, "p2p",
                                 sys_.is_gpu && inside_one_nvlink_domain(sys_, lay.pp.sizes, lay.pp.which)});
@@ -323,7 +330,7 @@ void StepPricer::price(const ParallelPlan& p, StepCosts& out, bool detail) {
     const bool shared_links = timer_.backend() != NetworkBackend::analytical && out.bucketed;
     auto sync_s = [&](double params_dev) {
         if (out.dp_sync) {
-            const Collective c = p.grad_sync_reduce_scatter() ? Collective::reduce_scatter : Collective::all_reduce;
+            const Collective c = grad_sync_collective(p);
             const double bytes = params_dev * p.grad_reduce_bytes;
             if (!shared_links) return collective_s(c, bytes, lay.dp, lay.dpnet);
             // A bucketed sync runs while the backward goes on: its pipeline sends and TP collectives share links
@@ -342,7 +349,7 @@ void StepPricer::price(const ParallelPlan& p, StepCosts& out, bool detail) {
     // Gradients of routed experts are reduced over the expert data-parallel group, the rest over data parallelism.
     auto expert_sync_s = [&](double expert_params_dev) {
         if (expert_params_dev <= 0 || p.edp() <= 1) return 0.0;
-        return collective_s(p.grad_sync_reduce_scatter() ? Collective::reduce_scatter : Collective::all_reduce,
+        return collective_s(grad_sync_collective(p),
                             expert_params_dev * p.grad_reduce_bytes, lay.edp, lay.edpnet);
     };
     // Chunks differ only by their layer count (two values) and the embedding / head ends: remember the last few.

@@ -60,7 +60,8 @@ TEST_CASE("software stacks: every catalog entry loads with a source per behaviou
 }
 
 TEST_CASE("software stacks: a behaviour without a source is an input error naming the file and path") {
-    const std::string err = stack_catalog_error("unsourced", [](Json& s) { s["behaviours"]["dp_overlap"].erase("source"); });
+    const std::string err =
+        stack_catalog_error("unsourced", [](Json& s) { s["behaviours"]["dp_overlap"].erase("source"); });
     CHECK(err.find("$.behaviours.dp_overlap.source") != std::string::npos);
 }
 

@@ -97,7 +97,8 @@ TEST_CASE("pipeline p2p: scattered over TP on a side stream, or whole and blocki
     CHECK(r.infeasible[0].find("no interleaved schedule") != std::string::npos);
 }
 
-TEST_CASE("pipeline p2p is a catalog behaviour: DeepSpeed's stacks block, Megatron-LM scatters; a bad value names its path") {
+TEST_CASE("pipeline p2p is a catalog behaviour: DeepSpeed's stacks block, Megatron-LM scatters; a bad value names "
+          "its path") {
     const auto stacks = load_software_stacks(default_catalog_dir());
     auto stack = [&](const std::string& name) {
         const SoftwareStack* s = find_stack(stacks, name);
