@@ -9,6 +9,7 @@ NodeSpec node_from_json(const JsonObject& o) {
                  "gpu_nic_bytes_per_s", "network_latency_s", "network_efficiency", "network",
                  "host_network_bytes_per_s", "nvlink_domain_gpus", "nvlink_sharp", "network_sharp", "fabric",
                  "nvls_bw_fraction", "sharp_bw_fraction", "host_vcpus",
+                 "host_memory_bytes", "host_link_bytes_per_s",
                  "notes", "sources"});
     if (o.integer("schema_version") != 1) o.fail("schema_version", "expected 1");
     require_sources(o);
@@ -27,6 +28,11 @@ NodeSpec node_from_json(const JsonObject& o) {
     n.network = o.string("network");
     n.host_network_bytes_per_s = o.positive("host_network_bytes_per_s");
     n.host_vcpus = o.count("host_vcpus", 1, 100'000, 0);
+    n.host_memory_bytes = o.number_in("host_memory_bytes", 1e9, 1e14, 0);
+    n.host_link_bytes_per_s = o.number_in("host_link_bytes_per_s", 1e9, 1e13, 0);
+    if ((n.host_memory_bytes > 0) != (n.host_link_bytes_per_s > 0))
+        o.fail(n.host_memory_bytes > 0 ? "host_link_bytes_per_s" : "host_memory_bytes",
+               "host_memory_bytes and host_link_bytes_per_s go together (activation offload needs both)");
     n.nvlink_domain_gpus = o.count("nvlink_domain_gpus", 1, 1 << 16, n.gpus_per_node);
     if (n.nvlink_domain_gpus % n.gpus_per_node != 0)
         o.fail("nvlink_domain_gpus", "expected a multiple of gpus_per_node (" + std::to_string(n.gpus_per_node) + ")");

@@ -20,6 +20,10 @@ struct NodeSpec {
     std::string network;             // "InfiniBand HDR", "GPUDirect-TCPXO", ...
     double host_network_bytes_per_s = 0;  // general NIC (checkpoints, storage)
     int host_vcpus = 0;                   // the VM's / node's vCPUs (input pipelines); 0 = not in the catalog
+    // The host's memory and each GPU's own path to it (PCIe, or NVLink-C2C on Grace superchips), one direction:
+    // where activations offloaded to the CPU go (0 = not in the catalog: podsim then offloads nothing).
+    double host_memory_bytes = 0;
+    double host_link_bytes_per_s = 0;
     // The NVLink domain: GPUs one GPU reaches over NVLink/NVSwitch. 8 on HGX/DGX (the node); 72 on GB200/GB300
     // NVL72, whose domain spans 18 compute trays (VMs of 4 GPUs on Google Cloud A4X). A multiple of gpus_per_node.
     int nvlink_domain_gpus = 0;
@@ -32,6 +36,7 @@ struct NodeSpec {
     std::string fabric;          // the cluster fabric as its operator publishes it (display)
     std::string file;
 
+    double host_memory_bytes_per_gpu() const { return host_memory_bytes / gpus_per_node; }
     int domain_gpus() const { return nvlink_domain_gpus > 0 ? nvlink_domain_gpus : gpus_per_node; }
 
     // Scale-out bandwidth available to one GPU when all GPUs of the node send at once.

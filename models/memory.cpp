@@ -17,14 +17,21 @@ double layer_activation_bytes(const ModelSpec& m, const ParallelPlan& p, bool mo
     // The MLP's saved tensors per token position: a dense MLP's up output(s) and activation output; an MoE
     // layer's router probabilities, the permuted tokens, each local expert's up and activation outputs for the
     // tokens it computes (the busiest rank), and the shared experts'.
+    // Bytes of a saved linear-layer input: its fp8 copy where the stack keeps that for the weight-gradient GEMM
+    // (Transformer Engine), else 16 bits. Only tensors whose sole use in the backward is a GEMM's input shrink: the
+    // norms' outputs and the activation's output; the attention output stays 16-bit for the attention's backward,
+    // so there the fp8 copy comes on top.
+    const bool fp8_inputs = p.fp8_saved_inputs && p.precision == Precision::fp8;
+    const double in_b = fp8_inputs ? 1 : 2;
     const double act_out = p.act_fused_into_gemm ? 0 : 1;  // the activation's output, unless fused into the GEMM
-    double mlp_saved = 2 * T * ((m.gated() ? 2 : 1) * f + act_out * f);
+    double mlp_saved = T * ((m.gated() ? 2 : 1) * f * 2 + act_out * f * in_b);
     double up_out = (m.gated() ? 2 : 1) * f;
     if (moe) {
         const MoeLoad load = moe_load(m, p);
         const double fe = double(m.moe.expert_ffn_hidden) / p.expert_tp(), fs = m.moe.shared_experts * double(m.moe.expert_ffn_hidden) / t;
-        mlp_saved = 4 * T * m.moe.experts + 2 * load.tokens * h + 2 * load.tokens * ((m.gated() ? 2 : 1) * fe + act_out * fe) +
-                    2 * T * ((m.gated() ? 2 : 1) * fs + act_out * fs);
+        mlp_saved = 4 * T * m.moe.experts + 2 * load.tokens * h +
+                    load.tokens * ((m.gated() ? 2 : 1) * fe * 2 + act_out * fe * in_b) +
+                    T * ((m.gated() ? 2 : 1) * fs * 2 + act_out * fs * in_b);
         up_out = (load.tokens * (m.gated() ? 2 : 1) * fe + T * (m.gated() ? 2 : 1) * fs) / T;
     }
     // Minimal (JAX checkpoint_dots policies): the layer input and the weight-GEMM outputs the backward uses: Q/K/V
@@ -34,10 +41,12 @@ double layer_activation_bytes(const ModelSpec& m, const ParallelPlan& p, bool mo
     if (p.recompute == Recompute::minimal)
         return 2 * T * h / (p.sp ? t : 1) + 2 * T * (q + 2 * kv + up_out) + 2 * T * h / (p.sp ? t : 1);
     // Tensors of width h, replicated across TP unless sequence parallel: norm inputs, GEMM inputs, dropout masks.
-    const double replicated = T * h * ((m.parallel_block ? 2 + 2 : 2 + 2 + 2 + 2) + 2 * mask) / (p.sp ? t : 1);
+    // (Each norm: its 16-bit input and its output, the next GEMM's input.)
+    const double replicated = T * h * ((m.parallel_block ? 2 + in_b : 2 + in_b + 2 + in_b) + 2 * mask) / (p.sp ? t : 1);
     // TP-sharded: Q, K, V, attention output (projection input), and the MLP's saved tensors.
     const double o_in = heads * m.v_dim();
-    const double sharded = T * (2 * (q + 2 * kv) + 2 * o_in) + mlp_saved;
+    const double o_b = !fp8_inputs ? 2 : p.attention == AttentionKernel::flash ? 2 + 1 : 1;
+    const double sharded = T * (2 * (q + 2 * kv) + o_b * o_in) + mlp_saved;
     double core = 0;
     if (p.attention == AttentionKernel::standard && p.recompute != Recompute::selective)
         core = double(p.micro_batch) * heads * (double(m.seq_len) / p.cp) * m.seq_len * (2 + mask + 2 * mask);
@@ -63,8 +72,17 @@ MemoryBreakdown memory_per_device(const ModelSpec& m, const ParallelPlan& p, con
     r.optimizer_bytes = 8 * sharded(p.zero >= 1);
     const double per_layer = layer_activation_bytes(m, p);
     const double per_moe_layer = in.moe_layers > 0 ? layer_activation_bytes(m, p, true) : 0;
-    r.activations_bytes = (per_layer * (in.layers_on_stage - in.moe_layers) + per_moe_layer * in.moe_layers) *
+    const int off_moe = in.offload_moe_layers, off_dense = in.offload_layers - off_moe;
+    r.activations_bytes = (per_layer * (in.layers_on_stage - in.moe_layers - off_dense) +
+                           per_moe_layer * (in.moe_layers - off_moe)) *
                           in.in_flight_microbatches;
+    if (in.offload_layers > 0) {
+        // Offloaded layers' sets live in host memory; one stays on the device as the buffer the copy engine moves
+        // from (forward) and into (backward, prefetched a layer ahead: Transformer Engine's offload handler).
+        r.host_offload_bytes = (per_layer * off_dense + per_moe_layer * off_moe) * in.in_flight_microbatches;
+        r.activations_bytes += (off_moe > 0 ? per_moe_layer : per_layer) * in.in_flight_microbatches;
+    }
+    r.host_bytes = in.host_bytes_per_device;
     const double T = double(p.micro_batch) * m.seq_len / p.cp;
     // Transients live in different phases of the step, so the peak holds the largest, not their sum: the loss
     // phase (logits in 16 bits and their fp32 softmax/gradient buffer for one micro-batch, freed once the output
@@ -88,7 +106,7 @@ MemoryBreakdown memory_per_device(const ModelSpec& m, const ParallelPlan& p, con
     r.total_bytes = r.weights_bytes + r.master_bytes + r.gradients_bytes + r.optimizer_bytes + r.activations_bytes +
                     r.transient_bytes + r.workspace_bytes;
     r.hbm_bytes = chip.hbm_bytes;
-    r.fits = r.total_bytes <= r.hbm_bytes;
+    r.fits = r.total_bytes <= r.hbm_bytes && r.host_offload_bytes <= r.host_bytes;
     return r;
 }
 

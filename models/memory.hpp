@@ -16,6 +16,8 @@ struct MemoryBreakdown {
     double activations_bytes = 0;   // saved for backward, all micro-batches in flight on the busiest stage
     double transient_bytes = 0;     // logits / loss buffers, one layer's recomputed activations
     double workspace_bytes = 0;     // framework reserve (allocator, kernels' workspaces, communication buffers)
+    double host_offload_bytes = 0;  // saved activations offloaded to host memory (not in total_bytes)
+    double host_bytes = 0;          // the host memory one device may use (0: none in the catalog)
     double total_bytes = 0;
     double hbm_bytes = 0;
     bool fits = true;
@@ -32,6 +34,11 @@ struct MemoryInputs {
     double expert_params = 0;
     int moe_layers = 0;
     int expert_zero_shard = 1;
+    // Activation offload: how many of the stage's layers (and of those, MoE layers) keep their saved activations
+    // in host memory, and the host memory per device.
+    int offload_layers = 0;
+    int offload_moe_layers = 0;
+    double host_bytes_per_device = 0;
 };
 
 // Activation bytes one layer saves for one micro-batch on one device (Korthikanti et al. 2022, sec. 4,

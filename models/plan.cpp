@@ -145,6 +145,7 @@ const char* to_string(PlanField f) {
         case PlanField::micro_batch: return "batch.micro_batch";
         case PlanField::precision: return "training.precision";
         case PlanField::recompute: return "training.recompute";
+        case PlanField::offload_layers: return "training.offload_layers";
         case PlanField::attention: return "training.attention";
         case PlanField::tp_comm_overlap: return "parallel.tp_comm_overlap";
         case PlanField::dp_overlap: return "parallel.dp_overlap";
@@ -166,7 +167,7 @@ PartialPlan plan_from_json(const JsonObject& par, const JsonObject& batch, const
                    "param_gather_overlap", "ep", "etp", "ep_overlap", "ep_node_dedup", "cp_algorithm"});
     batch.only_keys({"global_batch_seqs", "micro_batch"});
     tr.only_keys({"precision", "recompute", "attention", "grad_reduce_bytes", "param_gather_bytes", "token_budget",
-                  "optimizer", "compute_weight_copy", "framework", "evaluation", "fp8_recipe"});  // evaluation: scenario.cpp
+                  "optimizer", "compute_weight_copy", "framework", "evaluation", "fp8_recipe", "offload_layers"});  // evaluation: scenario.cpp
     PartialPlan out;
     ParallelPlan& p = out.plan;
     auto free_if_absent = [&](const JsonObject& o, const char* key, PlanField f) {
@@ -235,6 +236,9 @@ PartialPlan plan_from_json(const JsonObject& par, const JsonObject& batch, const
                       : rc == "minimal"   ? Recompute::minimal
                                           : Recompute::full;
     }
+    // Checked against the model's layers, the split and the system by check_split (models/result_checks.cpp).
+    if (free_if_absent(tr, "offload_layers", PlanField::offload_layers))
+        p.offload_layers = tr.count("offload_layers", 0, limits::max_parallel_degree);
     if (free_if_absent(tr, "attention", PlanField::attention))
         p.attention = tr.one_of("attention", {"standard", "flash"}) == "flash" ? AttentionKernel::flash
                                                                                : AttentionKernel::standard;

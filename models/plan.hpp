@@ -68,6 +68,10 @@ struct ParallelPlan {
     Precision precision = Precision::bf16;  // GEMM precision; fp8 keeps attention and master weights in higher precision
     Fp8Recipe fp8_recipe = Fp8Recipe::delayed;  // scaling of fp8 plans (the scenario's, or fp8 found by a search)
     Recompute recompute = Recompute::none;
+    // Layers whose saved activations go to host memory during the forward and come back for the backward
+    // (Megatron-Core's cpu_offloading_num_layers: the first layers of the model, without pipelining or
+    // recomputation, fewer than all layers); 0: none.
+    int offload_layers = 0;
     AttentionKernel attention = AttentionKernel::flash;
     // Framework behaviour (what overlaps with what).
     TpOverlap tp_comm_overlap = TpOverlap::none;
@@ -77,6 +81,8 @@ struct ParallelPlan {
     enum class CpAlgorithm { ring, all_gather } cp_algorithm = CpAlgorithm::ring;  // ring attention or KV all-gather
     bool dp_overlap = true;             // gradient reduction bucketed under the last backward (torch DDP, Megatron-core)
     bool param_gather_overlap = true;   // ZeRO-1/2 parameter all-gather hidden under the next forward
+    bool fp8_saved_inputs = false;      // fp8 plans keep each linear layer's input for the backward as its fp8 copy
+                                        // (Transformer Engine; DeepSeek-V3), not in 16 bits (torchao, XLA)
     bool act_fused_into_gemm = false;   // the MLP activation is computed inside the down GEMM's operand fusion (XLA
                                         // on TPU), so its output is never materialized or saved
     // HBM bytes per local parameter that each micro-batch's backward moves outside the GEMMs to accumulate its
@@ -109,7 +115,7 @@ struct ParallelPlan {
 // with the best feasible choice (plan_completion.hpp). Framework behaviours (attention kernel, overlaps) left out
 // take the software stack's documented value (software_stack.hpp).
 enum class PlanField {
-    dp, tp, pp, vpp, cp, ep, sp, zero, micro_batch, precision, recompute,
+    dp, tp, pp, vpp, cp, ep, sp, zero, micro_batch, precision, recompute, offload_layers,
     attention, tp_comm_overlap, dp_overlap, param_gather_overlap
 };
 const char* to_string(PlanField f);  // the JSON path in a scenario: "parallel.tp", "batch.micro_batch", ...

@@ -22,6 +22,7 @@ std::string value_text(PlanField f, const ParallelPlan& p) {
         case PlanField::micro_batch: return std::to_string(p.micro_batch);
         case PlanField::precision: return to_string(p.precision);
         case PlanField::recompute: return to_string(p.recompute);
+        case PlanField::offload_layers: return std::to_string(p.offload_layers);
         case PlanField::attention: return to_string(p.attention);
         case PlanField::tp_comm_overlap: return to_string(p.tp_comm_overlap);
         case PlanField::dp_overlap: return p.dp_overlap ? "true" : "false";
@@ -33,7 +34,7 @@ std::string value_text(PlanField f, const ParallelPlan& p) {
 constexpr PlanField kStructural[] = {PlanField::dp,   PlanField::tp,          PlanField::pp,
                                      PlanField::vpp,  PlanField::cp,          PlanField::ep,
                                      PlanField::sp,   PlanField::zero,        PlanField::micro_batch,
-                                     PlanField::precision, PlanField::recompute};
+                                     PlanField::precision, PlanField::recompute, PlanField::offload_layers};
 
 // The space: the given values pinned, the free ones as the planner's default space has them, within the stack.
 PlanSpace restricted_space(const ModelSpec& m, const SystemSpec& sys, const PartialPlan& pp, const SoftwareStack& st) {
@@ -71,6 +72,16 @@ PlanSpace restricted_space(const ModelSpec& m, const SystemSpec& sys, const Part
         if (sys.chip.has_fp8() && st.fp8) s.precision.push_back(Precision::fp8);
     }
     if (!f.has(PlanField::recompute)) s.recompute = {p.recompute};
+    // Offload: as stated; where free, every layer count the stack and system allow (the least that fits wins: more
+    // only adds copies), else none.
+    if (!f.has(PlanField::offload_layers)) s.offload_layers = {p.offload_layers};
+    else if (!st.activation_offload || !sys.is_gpu || sys.node.host_link_bytes_per_s <= 0 ||
+             (!f.has(PlanField::recompute) && p.recompute != Recompute::none) || (!f.has(PlanField::pp) && p.pp > 1))
+        s.offload_layers = {0};  // no offload in this stack or system, or not with the stated recomputation / split
+    else {
+        s.offload_layers.clear();
+        for (int k = 0; k < m.layers; ++k) s.offload_layers.push_back(k);
+    }
     if (!f.has(PlanField::tp_comm_overlap)) s.tp_overlap_only_in_domain = false;
     return s;
 }
@@ -105,6 +116,7 @@ PlanCompletion complete_plan(const ModelSpec& m, const SystemSpec& sys, const Pa
         ParallelPlan& p = out.plan;
         const PlanFields& f = partial.free;
         if (f.has(PlanField::recompute)) p.recompute = Recompute::full;
+        if (f.has(PlanField::offload_layers)) p.offload_layers = 0;
         if (f.has(PlanField::micro_batch)) p.micro_batch = 1;
         if (f.has(PlanField::zero)) {
             int z = *std::max_element(stack.zero_stages.begin(), stack.zero_stages.end());
@@ -123,8 +135,11 @@ PlanCompletion complete_plan(const ModelSpec& m, const SystemSpec& sys, const Pa
                          : std::to_string(out.plans_tried) + " plans tried, none feasible (" +
                                to_string(first_reject) + ")";
     }
+    // Offload is reported where it was a choice (a stack and system that allow it), like ep only for MoE models.
+    const bool offload_choice = space.offload_layers.size() > 1;
     for (PlanField f : kStructural)
-        if (partial.free.has(f) && !(f == PlanField::ep && !m.moe.enabled()))
+        if (partial.free.has(f) && !(f == PlanField::ep && !m.moe.enabled()) &&
+            !(f == PlanField::offload_layers && !offload_choice))
             out.chosen.push_back(std::string(to_string(f)) + " = " + value_text(f, out.plan) +
                                  (out.found ? "" : " (fallback)"));
     return out;

@@ -37,6 +37,9 @@ PlanSpace default_plan_space(const ModelSpec& m, const SystemSpec& sys, const Pa
     }
     s.precision = {base.precision};
     if (sys.chip.has_fp8() && base.precision != Precision::fp8) s.precision.push_back(Precision::fp8);
+    if (sys.is_gpu && sys.node.host_link_bytes_per_s > 0)
+        for (int i = 1; i < 8; ++i)
+            if (const int k = m.layers * i / 8; k > s.offload_layers.back()) s.offload_layers.push_back(k);
     return s;
 }
 
@@ -72,14 +75,18 @@ size_t for_each_plan(const SystemSpec& sys, const ParallelPlan& base, const Plan
                                     const int sp_hi = tp > 1 && (space.sp_only == 1 || (space.sp_only < 0 && space.try_sp)) ? 1 : 0;
                                     for (int sp = sp_lo; sp <= sp_hi; ++sp)
                                         for (Recompute rc : space.recompute)
-                                            for (Precision pr : space.precision) {
-                                                p.tp = tp, p.cp = cp, p.pp = pp, p.dp = dp, p.vpp = vpp, p.zero = zero;
-                                                p.sp = sp, p.micro_batch = mb, p.recompute = rc, p.precision = pr;
-                                                p.ep = ep, p.etp = space.try_expert_tp ? etp : base.etp;
-                                                p.schedule = vpp > 1 ? Schedule::interleaved : Schedule::one_f_one_b;
-                                                visit(p);
-                                                ++n;
-                                            }
+                                            for (Precision pr : space.precision)
+                                                for (int off : space.offload_layers) {
+                                                    if (off > 0 && (pp > 1 || rc != Recompute::none)) continue;
+                                                    p.tp = tp, p.cp = cp, p.pp = pp, p.dp = dp, p.vpp = vpp;
+                                                    p.zero = zero, p.sp = sp, p.micro_batch = mb, p.recompute = rc;
+                                                    p.precision = pr, p.offload_layers = off;
+                                                    p.ep = ep, p.etp = space.try_expert_tp ? etp : base.etp;
+                                                    p.schedule = vpp > 1 ? Schedule::interleaved
+                                                                         : Schedule::one_f_one_b;
+                                                    visit(p);
+                                                    ++n;
+                                                }
                                 }
                         }
                     }

@@ -18,6 +18,8 @@ struct PlanSpace {
     std::vector<long long> micro_batch;
     std::vector<Recompute> recompute;
     std::vector<Precision> precision;
+    // Layers offloaded to host memory, tried only where offload is allowed (pp 1, no recomputation); {0}: never.
+    std::vector<int> offload_layers = {0};
     bool try_sp = true;  // with and without sequence parallelism where tp > 1
     int sp_only = -1;    // 0 or 1: sequence parallelism pinned off / on (where tp > 1); -1: as try_sp says
     int dp_only = 0;     // > 0: only splits with this data-parallel degree (a plan that states dp)
@@ -49,13 +51,14 @@ std::string constrain(PlanSpace& space, const PlanConstraints& c, const SystemSp
 
 // Every value the model admits: tp dividing heads and ffn (and fitting the KV heads), cp dividing the sequence
 // down to 512-token blocks, pp up to the layer count, vpp up to 16 dividing the layers per stage, ZeRO 0-3, power-of-
-// two micro-batches up to 32, all recomputation modes, the scenario's precision and fp8 where the chip has it; for
-// a mixture of experts, ep dividing the experts and expert TP of 1 or tp.
+// two micro-batches up to 32, all recomputation modes, the scenario's precision and fp8 where the chip has it,
+// activation offload of 1/8 ... 7/8 of the layers where the system has a host link in the catalog; for a mixture of
+// experts, ep dividing the experts and expert TP of 1 or tp.
 PlanSpace default_plan_space(const ModelSpec& m, const SystemSpec& sys, const ParallelPlan& base);
 
 // Calls `visit` for each plan of the space whose split uses exactly the system's chips and whose batch divides
 // (dp x micro-batch divides the global batch; interleaving has a micro-batch count divisible by pp; ZeRO-2/3 only
-// without pipelining). Returns how many it visited.
+// without pipelining; activation offload only with pp 1 and no recomputation). Returns how many it visited.
 size_t for_each_plan(const SystemSpec& sys, const ParallelPlan& base, const PlanSpace& space,
                      const std::function<void(const ParallelPlan&)>& visit);
 

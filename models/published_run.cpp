@@ -242,6 +242,10 @@ PublishedRun read_run(const JsonObject& o, const Catalog& cat, const std::vector
     }
     if (auto rc = recompute_from_text(set.opt_string("recompute").value_or(""))) p.recompute = *rc;
     else pp.free.add(PlanField::recompute);
+    // Activation offload (Megatron-Core's cpu_offloading_num_layers) as published, else free: the completion takes
+    // none unless only offload makes the plan fit (it allows none with recomputation or pipelining).
+    if (set.has("offload_layers")) p.offload_layers = set.count("offload_layers", 0, limits::max_parallel_degree);
+    else pp.free.add(PlanField::offload_layers);
 
     p.global_batch = bat.int_in("global_batch_seqs", 1, limits::max_global_batch_seqs);
     const long long ga = bat.int_in("grad_accum", 1, p.global_batch, 0);   // 0: not published

@@ -45,7 +45,8 @@ SoftwareStack read_stack(const JsonObject& o) {
     b.only_keys({"tp_comm_overlap", "dp_overlap", "grad_reduce_bytes", "param_gather_overlap", "attention",
                  "sequence_parallel", "interleaved_pipeline", "zero_stages", "dropout", "linear_bias", "weights",
                  "fp8", "ep_overlap", "ep_node_dedup", "dcn_sync_overlap",
-                 "act_fused_into_gemm", "grad_accum_bytes_per_param", "pipeline_p2p", "zero_grad_sync"});
+                 "act_fused_into_gemm", "grad_accum_bytes_per_param", "pipeline_p2p", "zero_grad_sync",
+                 "activation_offload", "fp8_saved_inputs"});
     // Each behaviour: {"value": ..., "source": "..."}; all are required, so a stack is never half-described.
     auto entry = [&](const char* key) {
         const JsonObject e = b.object(key);
@@ -98,6 +99,8 @@ SoftwareStack read_stack(const JsonObject& o) {
                                                  : PipelineP2p::full_blocking;
     }
     s.zero_grad_all_reduce = entry("zero_grad_sync").one_of("value", {"reduce_scatter", "all_reduce"}) == "all_reduce";
+    s.activation_offload = entry("activation_offload").one_of("value", {"none", "layers"}) == "layers";
+    s.fp8_saved_inputs = entry("fp8_saved_inputs").one_of("value", {"fp8", "high_precision"}) == "fp8";
     return s;
 }
 
@@ -151,6 +154,7 @@ SoftwareStack unknown_stack(const std::string& framework) {
     s.interleaved_pipeline = true;
     s.zero_stages = {0, 1, 2, 3};
     s.dropout = false, s.linear_bias = false, s.fp8 = true;
+    s.activation_offload = true, s.fp8_saved_inputs = true;
     return s;
 }
 
@@ -162,6 +166,8 @@ SoftwareStack default_scenario_stack() {
     s.tp_comm_overlap = TpOverlap::none;
     s.dp_overlap = true, s.param_gather_overlap = true, s.grad_reduce_bytes = 2;
     s.attention = AttentionKernel::flash;
+    s.activation_offload = true;  // a choice the completion may make where the system has a host link
+    s.fp8_saved_inputs = true;    // fp8 as Transformer Engine runs it
     return s;
 }
 
@@ -188,7 +194,9 @@ std::vector<ChoiceDoc> software_stack_docs(const std::vector<SoftwareStack>& sta
                     {"grad_accum_bytes_per_param", fmt_bytes(s.grad_accum_bytes_per_param)},
                     {"dcn_sync_overlap", b(s.dcn_sync_overlap)},
                     {"pipeline_p2p", to_string(s.pipeline_p2p)},
-                    {"zero_grad_sync", s.zero_grad_all_reduce ? "all_reduce" : "reduce_scatter"}};
+                    {"zero_grad_sync", s.zero_grad_all_reduce ? "all_reduce" : "reduce_scatter"},
+                    {"activation_offload", s.activation_offload ? "layers" : "none"},
+                    {"fp8_saved_inputs", s.fp8_saved_inputs ? "fp8" : "high_precision"}};
         out.push_back(std::move(d));
     }
     return out;
@@ -202,6 +210,7 @@ void apply_stack_behaviours(const SoftwareStack& stack, PartialPlan& pp, bool ke
     if (pp.free.has(PlanField::param_gather_overlap)) p.param_gather_overlap = stack.param_gather_overlap;
     p.dcn_sync_overlap = stack.dcn_sync_overlap;
     p.act_fused_into_gemm = stack.act_fused_into_gemm;
+    p.fp8_saved_inputs = stack.fp8_saved_inputs;
     p.grad_accum_bytes_per_param = stack.grad_accum_bytes_per_param;
     p.pp_p2p = stack.pipeline_p2p;
     p.zero_grad_all_reduce = stack.zero_grad_all_reduce;

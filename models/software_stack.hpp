@@ -39,6 +39,8 @@ struct SoftwareStack {
     PipelineP2p pipeline_p2p = PipelineP2p::scatter_gather;
     bool zero_grad_all_reduce = false;  // ZeRO-1 gradients all-reduced whole (ParallelPlan's field)
     double grad_accum_bytes_per_param = 0;  // per micro-batch, outside the GEMMs (ParallelPlan's field)
+    bool fp8_saved_inputs = false;    // fp8 linear inputs kept for the backward as fp8 (ParallelPlan's field)
+    bool activation_offload = false;  // whole layers' saved activations to host memory (ParallelPlan::offload_layers)
     std::map<std::string, std::string> sources;  // behaviour -> citation
 };
 

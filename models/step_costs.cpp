@@ -14,6 +14,9 @@
 namespace podsim {
 
 namespace {
+// Host copies (cudaMemcpyAsync from and to pinned memory) reach this fraction of the host link's one-way peak: a
+// stated default, as memory_bw_fraction is for HBM streaming kernels.
+constexpr double kHostCopyFraction = 0.8;
 // The data-parallel gradient sync's collective: a reduce-scatter to the shard owners where optimizer states are
 // sharded, unless the stack all-reduces whole gradients anyway (ParallelPlan::grad_sync_reduce_scatter).
 Collective grad_sync_collective(const ParallelPlan& p) {
@@ -267,6 +270,11 @@ void StepPricer::price(const ParallelPlan& p, StepCosts& out, bool detail) {
         in.moe_layers = st.moe_layers;
         in.expert_zero_shard = p.zero >= 1 ? p.edp() : 1;
         in.in_flight_microbatches = in_flight_microbatches(p, s, M);
+        if (p.offload_layers > 0 && s == 0) {  // the model's first layers (check_split: no pipelining)
+            in.offload_layers = std::min(p.offload_layers, st.layers);
+            in.offload_moe_layers = moe_count(0, in.offload_layers);
+        }
+        if (sys_.is_gpu) in.host_bytes_per_device = sys_.node.host_memory_bytes_per_gpu();
         MemoryBreakdown mem = memory_per_device(m_, p, chip, in);
         if (mem.total_bytes > out.memory.total_bytes) out.memory = mem;
     }
@@ -276,17 +284,24 @@ void StepPricer::price(const ParallelPlan& p, StepCosts& out, bool detail) {
         // states: ZeRO or more model parallelism).
         const double g = 1ull << 30;
         const MemoryBreakdown& mm = out.memory;
-        if (detail)
+        if (detail && mm.total_bytes > mm.hbm_bytes)
             std::snprintf(buf, sizeof buf,
                           "needs %.2f GiB per device (weights %.1f, master weights %.1f, gradients %.1f, optimizer "
                           "states %.1f, activations %.1f, transient %.1f, workspace %.1f) but %s has %.2f GiB of HBM",
                           mm.total_bytes / g, mm.weights_bytes / g, mm.master_bytes / g, mm.gradients_bytes / g,
                           mm.optimizer_bytes / g, mm.activations_bytes / g, mm.transient_bytes / g,
                           mm.workspace_bytes / g, chip.name.c_str(), mm.hbm_bytes / g);
+        else if (detail)
+            std::snprintf(buf, sizeof buf,
+                          "offloads %.2f GiB of activations per device to host memory, which has %.2f GiB per device",
+                          mm.host_offload_bytes / g, mm.host_bytes / g);
         // The JSON path the reason is about: the part that dominates the need (activations: the micro-batch and
         // recomputation; weights, gradients and optimizer states: the split and ZeRO stage).
         const double states = mm.weights_bytes + mm.master_bytes + mm.gradients_bytes + mm.optimizer_bytes;
-        fail(Reject::memory, buf, mm.activations_bytes + mm.transient_bytes >= states ? "$.batch.micro_batch" : "$.parallel");
+        fail(Reject::memory, buf,
+             mm.total_bytes <= mm.hbm_bytes                             ? "$.training.offload_layers"
+             : mm.activations_bytes + mm.transient_bytes >= states ? "$.batch.micro_batch"
+                                                                    : "$.parallel");
         if (!detail) return;
     }
     out.chunks.assign(size_t(nchunks), ChunkCosts{});
@@ -378,6 +393,20 @@ void StepPricer::price(const ParallelPlan& p, StepCosts& out, bool detail) {
     const double blocking_p2p_s = p.pp_p2p == PipelineP2p::full_blocking ? out.p2p_s : 0;
     if (blocking_p2p_s > 0) out.p2p_s = 0;
 
+    // --- activation offload: each offloaded layer's saved tensors copied to the host during the forward and back
+    // for the backward, on a copy engine under the next layer's compute (Transformer Engine's offload handler
+    // double-buffers a layer ahead); what a layer's pass cannot hide is waited for. The link's one-way rate at a
+    // stated 80% (pinned host memory copies; as memory_bw_fraction for HBM).
+    double offload_fwd_s = 0, offload_bwd_s = 0;
+    if (p.offload_layers > 0 && sys_.is_gpu && sys_.node.host_link_bytes_per_s > 0) {
+        // Priced as the model's first layer (dense, or MoE where the model starts with one).
+        const bool first_moe = moe && m_.is_moe_layer(0);
+        const double copy_s =
+            layer_activation_bytes(m_, p, first_moe) / (kHostCopyFraction * sys_.node.host_link_bytes_per_s);
+        offload_fwd_s = std::max(0.0, copy_s - (first_moe ? mf : lf).time_s);
+        offload_bwd_s = std::max(0.0, copy_s - (first_moe ? mb : lb).time_s);
+    }
+
     // --- per (stage, chunk): one micro-batch's passes and the chunk's gradient buckets ---------------------------
     for (int s = 0; s < P; ++s) {
         for (int c = 0; c < v; ++c) {
@@ -393,6 +422,11 @@ void StepPricer::price(const ParallelPlan& p, StepCosts& out, bool detail) {
                          ck.bwd_exposed_s += eb.exposed_comm_s, params += m_.embedding_params();
             if (mc == nchunks - 1) ck.fwd_s += hf.time_s, ck.fwd_exposed_s += hf.exposed_comm_s, ck.bwd_s += hb.time_s,
                                    ck.bwd_exposed_s += hb.exposed_comm_s, params += m_.output_params();
+            if (offload_fwd_s > 0 || offload_bwd_s > 0) {
+                const int k = mc == 0 ? std::min(p.offload_layers, ck.layers) : 0;
+                ck.fwd_s += k * offload_fwd_s, ck.fwd_exposed_s += k * offload_fwd_s;
+                ck.bwd_s += k * offload_bwd_s, ck.bwd_exposed_s += k * offload_bwd_s;
+            }
             if (blocking_p2p_s > 0) {
                 const double t = blocking_p2p_s * ((mc > 0) + (mc < nchunks - 1));  // in from below, out to above
                 ck.fwd_s += t, ck.fwd_exposed_s += t, ck.bwd_s += t, ck.bwd_exposed_s += t;

@@ -85,6 +85,26 @@ void check_split(const ModelSpec& m, const SystemSpec& sys, const ParallelPlan& 
         fail("vpp=" + to_string(p.vpp) + ": the framework's blocking pipeline engine (DeepSpeed) has no interleaved "
                  "schedule",
              "$.parallel.vpp");
+    if (p.offload_layers > 0) {
+        // Megatron-Core's whole-layer CPU offloading (TransformerConfig.__post_init__): fewer layers than the model
+        // has, no pipeline parallelism, no recomputation; and a host path to offload to.
+        if (p.offload_layers >= m.layers)
+            fail("offload_layers=" + to_string(p.offload_layers) + ": fewer than the model's " + to_string(m.layers) +
+                     " layers can be offloaded (Megatron-Core's rule)",
+                 "$.training.offload_layers");
+        if (p.pp > 1)
+            fail("activation offload with pp=" + to_string(p.pp) + ": Megatron-Core has no CPU offloading with "
+                     "pipeline parallelism",
+                 "$.training.offload_layers");
+        if (p.recompute != Recompute::none)
+            fail(std::string("activation offload with recompute=") + to_string(p.recompute) +
+                     ": Megatron-Core's CPU offloading does not work with activation recomputation",
+                 "$.training.offload_layers");
+        if (!sys.is_gpu || sys.node.host_link_bytes_per_s <= 0)
+            fail("activation offload: the catalog gives this system no host memory and CPU link "
+                 "(host_memory_bytes, host_link_bytes_per_s)",
+                 "$.training.offload_layers");
+    }
     if (p.global_batch % (p.micro_batch * p.dp) == 0) {
         const StepSize z = step_size_estimate(p, mbs);
         char buf[320];

@@ -30,8 +30,8 @@ json plan_json(const ParallelPlan& p) {
             {"global_batch_seqs", p.global_batch}, {"micro_batches", p.micro_batches()},
             {"precision", to_string(p.precision)},
             {"fp8_recipe", p.precision == Precision::fp8 ? json(to_string(p.fp8_recipe)) : json(nullptr)},
-            {"recompute", to_string(p.recompute)}, {"attention", to_string(p.attention)},
-            {"tp_comm_overlap", to_string(p.tp_comm_overlap)}};
+            {"recompute", to_string(p.recompute)}, {"offload_layers", p.offload_layers},
+            {"attention", to_string(p.attention)}, {"tp_comm_overlap", to_string(p.tp_comm_overlap)}};
 }
 
 json breakdown_json(const StepBreakdown& b) {
@@ -43,6 +43,7 @@ json memory_json(const MemoryBreakdown& m) {
     return {{"weights", m.weights_bytes}, {"master_weights", m.master_bytes}, {"gradients", m.gradients_bytes},
             {"optimizer_states", m.optimizer_bytes}, {"activations", m.activations_bytes},
             {"transient", m.transient_bytes}, {"workspace", m.workspace_bytes}, {"total", m.total_bytes},
+            {"host_offload", m.host_offload_bytes},
             {"hbm", m.hbm_bytes}, {"fits", m.fits}};
 }
 

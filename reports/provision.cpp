@@ -117,6 +117,12 @@ FrameworkSettings megatron_settings(const SystemSpec& sys, const ModelSpec& m, c
     if (p.global_batch % (static_cast<long long>(p.dp) * p.micro_batch) != 0)
         f.blockers.push_back(fmt::format("global batch {} is not a multiple of micro-batch {} x data-parallel {}",
                                          p.global_batch, p.micro_batch, p.dp));
+    // Megatron-LM arguments.py: --cpu-offloading with --cpu-offloading-num-layers (TransformerConfig's rules: pp 1,
+    // no recomputation, fewer than all layers; check_split holds podsim's plans to them).
+    if (p.offload_layers > 0) {
+        add("--cpu-offloading");
+        add("--cpu-offloading-num-layers", str(p.offload_layers));
+    }
     switch (p.recompute) {
         case Recompute::none: break;
         case Recompute::selective: add("--recompute-granularity", "selective"); break;
@@ -261,6 +267,10 @@ FrameworkSettings maxtext_settings(const SystemSpec& sys, const ModelSpec& m, co
     }
     if (p.recompute == Recompute::selective)
         f.notes.push_back("selective recomputation: save_dot_except_mlp is the closest MaxText policy");
+    if (p.offload_layers > 0)
+        f.blockers.push_back(fmt::format("the plan offloads {} layers' activations to host memory (Megatron-Core's "
+                                         "cpu_offloading); MaxText offloads per tensor through remat policies, not "
+                                         "whole layers", p.offload_layers));
     if (p.precision == Precision::fp8) {
         add("quantization", "fp8");
         if (accum > 1)

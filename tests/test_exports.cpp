@@ -134,6 +134,14 @@ std::string megatron_violation(const FrameworkSettings& f, const SystemSpec& sys
         return "Megatron-FSDP needs --ckpt-format fsdp_dtensor";
     if (has("--use-torch-fsdp2") && (pp > 1 || has("--expert-model-parallel-size")))
         return "--use-torch-fsdp2 with pipeline or expert parallelism";
+    // TransformerConfig.__post_init__: CPU offloading of fewer than all layers, without pipelining or recomputation.
+    if (has("--cpu-offloading-num-layers") != has("--cpu-offloading")) return "--cpu-offloading-num-layers alone";
+    if (has("--cpu-offloading")) {
+        const long long k = integer(f, "--cpu-offloading-num-layers");
+        if (k < 0 || k >= m.layers) return "cpu_offloading_num_layers outside [0, num_layers)";
+        if (pp > 1) return "CPU offloading with pipeline parallelism";
+        if (has("--recompute-granularity")) return "CPU offloading with activation recomputation";
+    }
     if (has("--expert-model-parallel-size")) {
         const long long ep = integer(f, "--expert-model-parallel-size"), etp = integer(f, "--expert-tensor-parallel-size");
         if ((tp * cp * dp) % (ep * etp) != 0) return "tp x cp x dp not divisible by ep x etp";
