@@ -51,6 +51,7 @@ PlanSpace restricted_space(const ModelSpec& m, const SystemSpec& sys, const Part
     // planner's, not every framework's (NeMo AutoModel pipelines 61 layers over 4 x 8 chunks).
     if (!f.has(PlanField::vpp) && !f.has(PlanField::pp)) s.layers = 0;
     else if (!st.interleaved_pipeline) s.vpp = {1};
+    s.uneven_chunks = st.uneven_virtual_stages;
     if (!f.has(PlanField::zero)) s.zero = {p.zero}, s.zero_with_pipeline = true;  // stated: taken as it ran
     else s.zero = st.zero_stages;
     if (!f.has(PlanField::sp)) s.sp_only = p.sp ? 1 : 0;

@@ -64,7 +64,8 @@ size_t for_each_plan(const SystemSpec& sys, const ParallelPlan& base, const Plan
                     const long long micro_batches = base.global_batch / (mb * dp);
                     for (int vpp : space.vpp) {
                         if (vpp > 1 && (pp == 1 || micro_batches % pp != 0)) continue;
-                        if (vpp > 1 && space.layers > 0 && space.layers % (pp * vpp) != 0) continue;
+                        if (vpp > 1 && space.layers > 0 && !space.uneven_chunks && space.layers % (pp * vpp) != 0)
+                            continue;
                         if (space.layers > 0 && pp * vpp > space.layers) continue;
                         for (int zero : space.zero) {
                             if (pp > 1 && zero >= 2 && !space.zero_with_pipeline) continue;

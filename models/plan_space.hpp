@@ -28,7 +28,9 @@ struct PlanSpace {
     // need the group on one NVSwitch fabric); false where the plan states its overlap (taken as stated, and then
     // rejected by the pricer with the reason if the TP group crosses domains).
     bool tp_overlap_only_in_domain = true;
-    int layers = 0;      // > 0: virtual stages must divide the layers per stage evenly (Megatron-LM's rule)
+    int layers = 0;      // > 0: at most this many model chunks (each holds a layer) and, unless uneven_chunks,
+                         // virtual stages divide the layers per stage evenly (Megatron-LM's rule)
+    bool uneven_chunks = false;
 };
 
 // What a user pins (issue #14: `search --tp 1,2,4,8 --precision bf16 ...`, a sweep's or report's same flags): each

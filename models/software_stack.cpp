@@ -46,7 +46,7 @@ SoftwareStack read_stack(const JsonObject& o) {
                  "sequence_parallel", "interleaved_pipeline", "zero_stages", "dropout", "linear_bias", "weights",
                  "fp8", "ep_overlap", "ep_node_dedup", "dcn_sync_overlap",
                  "act_fused_into_gemm", "grad_accum_bytes_per_param", "pipeline_p2p", "zero_grad_sync",
-                 "activation_offload", "fp8_saved_inputs"});
+                 "activation_offload", "fp8_saved_inputs", "virtual_stage_layers"});
     // Each behaviour: {"value": ..., "source": "..."}; all are required, so a stack is never half-described.
     auto entry = [&](const char* key) {
         const JsonObject e = b.object(key);
@@ -101,6 +101,7 @@ SoftwareStack read_stack(const JsonObject& o) {
     s.zero_grad_all_reduce = entry("zero_grad_sync").one_of("value", {"reduce_scatter", "all_reduce"}) == "all_reduce";
     s.activation_offload = entry("activation_offload").one_of("value", {"none", "layers"}) == "layers";
     s.fp8_saved_inputs = entry("fp8_saved_inputs").one_of("value", {"fp8", "high_precision"}) == "fp8";
+    s.uneven_virtual_stages = entry("virtual_stage_layers").one_of("value", {"even", "uneven"}) == "uneven";
     return s;
 }
 
@@ -154,7 +155,7 @@ SoftwareStack unknown_stack(const std::string& framework) {
     s.interleaved_pipeline = true;
     s.zero_stages = {0, 1, 2, 3};
     s.dropout = false, s.linear_bias = false, s.fp8 = true;
-    s.activation_offload = true, s.fp8_saved_inputs = true;
+    s.activation_offload = true, s.fp8_saved_inputs = true, s.uneven_virtual_stages = true;
     return s;
 }
 
@@ -196,7 +197,8 @@ std::vector<ChoiceDoc> software_stack_docs(const std::vector<SoftwareStack>& sta
                     {"pipeline_p2p", to_string(s.pipeline_p2p)},
                     {"zero_grad_sync", s.zero_grad_all_reduce ? "all_reduce" : "reduce_scatter"},
                     {"activation_offload", s.activation_offload ? "layers" : "none"},
-                    {"fp8_saved_inputs", s.fp8_saved_inputs ? "fp8" : "high_precision"}};
+                    {"fp8_saved_inputs", s.fp8_saved_inputs ? "fp8" : "high_precision"},
+                    {"virtual_stage_layers", s.uneven_virtual_stages ? "uneven" : "even"}};
         out.push_back(std::move(d));
     }
     return out;

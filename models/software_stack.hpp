@@ -27,6 +27,8 @@ struct SoftwareStack {
     AttentionKernel attention = AttentionKernel::flash;
     SpPolicy sequence_parallel = SpPolicy::optional;
     bool interleaved_pipeline = true;
+    bool uneven_virtual_stages = false;  // model chunks may hold unequal layer counts (a layout); false: Megatron-LM's
+                                         // rule that pp x vpp divides the layers
     std::vector<int> zero_stages = {0, 1, 2, 3};
     bool dropout = false;
     bool linear_bias = false;

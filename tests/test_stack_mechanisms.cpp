@@ -11,6 +11,7 @@
 
 #include "models/closed_form.hpp"
 #include "models/fast_step.hpp"
+#include "models/plan_completion.hpp"
 #include "models/software_stack.hpp"
 #include "models/step.hpp"
 #include "models/step_costs.hpp"
@@ -147,4 +148,30 @@ TEST_CASE("ZeRO-1 gradients: reduce-scattered to their owners, or all-reduced wh
     CHECK(all_reduces("Megatron-DeepSpeed"));
     CHECK_FALSE(all_reduces("DeepSpeed"));
     CHECK_FALSE(all_reduces("NeMo 24.07"));
+}
+
+TEST_CASE("virtual stages: Megatron-LM 2022 needs pp x vpp to divide the layers; a layout (Megatron-Core) does not") {
+    // 10 layers on 4 stages, 16 micro-batches: interleaving shrinks the bubble, but 10 is no multiple of 4 x 2.
+    ModelSpec m = uniform_model();
+    m.layers = 10;
+    PartialPlan partial{plan(PipelineP2p::scatter_gather), {}};
+    partial.free.add(PlanField::vpp);
+    const auto stacks = load_software_stacks(default_catalog_dir());
+    const SoftwareStack* old_lm = find_stack(stacks, "Megatron-LM 2022");
+    const SoftwareStack* core = find_stack(stacks, "Megatron-Core");
+    REQUIRE(old_lm != nullptr);
+    REQUIRE(core != nullptr);
+    CHECK_FALSE(old_lm->uneven_virtual_stages);
+    CHECK(core->uneven_virtual_stages);
+    CHECK(unknown_stack("In-house PyTorch").uneven_virtual_stages);  // unknown: the best feasible
+    const PlanCompletion even = complete_plan(m, four_nodes(), partial, *old_lm, {});
+    const PlanCompletion uneven = complete_plan(m, four_nodes(), partial, *core, {});
+    REQUIRE(even.found);
+    REQUIRE(uneven.found);
+    CHECK(even.plan.vpp == 1);
+    CHECK(uneven.plan.vpp == 2);  // 8 chunks of 1-2 layers (pp x vpp <= 10: every chunk holds a layer)
+    // Chosen because it is faster: the engine agrees.
+    ParallelPlan p1 = partial.plan, p2 = partial.plan;
+    p2.vpp = 2, p2.schedule = Schedule::interleaved;
+    CHECK(simulate_step(m, four_nodes(), p2).step_time_s < simulate_step(m, four_nodes(), p1).step_time_s);
 }
