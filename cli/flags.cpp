@@ -272,18 +272,19 @@ ParallelPlan parse_plan_text(const std::string& cmd, const std::string& text, co
         }
     }
     const std::string grammar = "(tp N, pp N[xV], vpp N, dp N, cp N, ep N, etp N, mb N, zero N, rc none|selective|minimal|"
-                                "full, sp, a precision: bf16 fp16 fp8 int8 fp4)";
+                                "full, off N (layers offloaded to host memory), sp, a precision: bf16 fp16 fp8 int8 fp4)";
     auto fail = [&](const std::string& why) -> ParallelPlan {
         throw UsageError(cmd + ": --plan \"" + text + "\": " + why + " " + grammar);
     };
     ParallelPlan p = base;
+    p.offload_layers = 0;  // as the text says: "off N", else none (not the scenario's completion)
     bool dp_given = false;
     auto number = [&](const std::string& key, const std::string& v, long long min = 1) -> long long {
         if (v.empty() || v.size() > 9 || v.find_first_not_of("0123456789") != std::string::npos || std::stoll(v) < min)
             fail(key + " needs a whole number >= " + std::to_string(min) + ", got \"" + v + "\";");
         return std::stoll(v);
     };
-    static const char* const kKeys[] = {"vpp", "etp", "zero", "tp", "pp", "dp", "cp", "ep", "mb", "rc", "z"};
+    static const char* const kKeys[] = {"vpp", "etp", "zero", "tp", "pp", "dp", "cp", "ep", "mb", "rc", "off", "z"};
     for (size_t i = 0; i < words.size(); ++i) {
         const std::string& w = words[i];
         if (w == "sp") { p.sp = true; continue; }
@@ -311,8 +312,9 @@ ParallelPlan parse_plan_text(const std::string& cmd, const std::string& text, co
             p.vpp = static_cast<int>(number("vpp", val.substr(val.find('x') + 1)));
             val = val.substr(0, val.find('x'));
         }
-        const long long n = number(key, val, key == "zero" || key == "z" ? 0 : 1);
-        if (key == "tp") p.tp = static_cast<int>(n);
+        const long long n = number(key, val, key == "zero" || key == "z" || key == "off" ? 0 : 1);
+        if (key == "off") p.offload_layers = static_cast<int>(n);
+        else if (key == "tp") p.tp = static_cast<int>(n);
         else if (key == "pp") p.pp = static_cast<int>(n);
         else if (key == "vpp") p.vpp = static_cast<int>(n);
         else if (key == "dp") p.dp = static_cast<int>(n), dp_given = true;

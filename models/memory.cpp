@@ -80,7 +80,7 @@ MemoryBreakdown memory_per_device(const ModelSpec& m, const ParallelPlan& p, con
         // Offloaded layers' sets live in host memory; one stays on the device as the buffer the copy engine moves
         // from (forward) and into (backward, prefetched a layer ahead: Transformer Engine's offload handler).
         r.host_offload_bytes = (per_layer * off_dense + per_moe_layer * off_moe) * in.in_flight_microbatches;
-        r.activations_bytes += (off_moe > 0 ? per_moe_layer : per_layer) * in.in_flight_microbatches;
+        r.activations_bytes += off_moe > 0 ? per_moe_layer : per_layer;
     }
     r.host_bytes = in.host_bytes_per_device;
     const double T = double(p.micro_batch) * m.seq_len / p.cp;

@@ -76,9 +76,7 @@ PlanSpace restricted_space(const ModelSpec& m, const SystemSpec& sys, const Part
     // Offload: as stated; where free, every layer count the stack and system allow (the least that fits wins: more
     // only adds copies), else none.
     if (!f.has(PlanField::offload_layers)) s.offload_layers = {p.offload_layers};
-    else if (!st.activation_offload || !sys.is_gpu || sys.node.host_link_bytes_per_s <= 0 ||
-             (!f.has(PlanField::recompute) && p.recompute != Recompute::none) || (!f.has(PlanField::pp) && p.pp > 1))
-        s.offload_layers = {0};  // no offload in this stack or system, or not with the stated recomputation / split
+    else if (!offload_choosable(pp, sys, st)) s.offload_layers = {0};
     else {
         s.offload_layers.clear();
         for (int k = 0; k < m.layers; ++k) s.offload_layers.push_back(k);
@@ -88,6 +86,22 @@ PlanSpace restricted_space(const ModelSpec& m, const SystemSpec& sys, const Part
 }
 
 }  // namespace
+
+bool offload_choosable(const PartialPlan& pp, const SystemSpec& sys, const SoftwareStack& stack) {
+    const ParallelPlan& p = pp.plan;
+    const PlanFields& f = pp.free;
+    return stack.activation_offload && sys.is_gpu && sys.node.host_link_bytes_per_s > 0 &&
+           (f.has(PlanField::recompute) || p.recompute == Recompute::none) && (f.has(PlanField::pp) || p.pp == 1);
+}
+
+std::string settle_offload(PartialPlan& pp, const SystemSpec& sys, const SoftwareStack& stack) {
+    if (!pp.free.has(PlanField::offload_layers))
+        return pp.plan.offload_layers > 0 && !stack.activation_offload
+                   ? "the framework (" + stack.id + ") does not offload activations (its activation_offload is none)"
+                   : "";
+    if (!offload_choosable(pp, sys, stack)) pp.free.remove(PlanField::offload_layers), pp.plan.offload_layers = 0;
+    return "";
+}
 
 PlanCompletion complete_plan(const ModelSpec& m, const SystemSpec& sys, const PartialPlan& partial,
                              const SoftwareStack& stack, const CompletionOptions& opt) {

@@ -32,6 +32,13 @@ struct PlanCompletion {
 // With no free structural field, returns the plan as given (nothing tried). Without a feasible plan, the fallback
 // fills the free fields with the most memory-frugal values (full recomputation, the highest ZeRO stage the stack
 // has, micro-batch 1, sequence parallelism where allowed) and says so.
+// Whether activation offload can be chosen for this partial plan: a stack with whole-layer offload, a system with
+// a host link, and neither a stated pipeline (pp > 1) nor stated recomputation.
+bool offload_choosable(const PartialPlan& pp, const SystemSpec& sys, const SoftwareStack& stack);
+// A free offload that cannot be chosen is settled to none and no longer free (so that a plan stated in full is
+// not completed for it). Returns "" or, for a stated offload the stack does not have, why.
+std::string settle_offload(PartialPlan& pp, const SystemSpec& sys, const SoftwareStack& stack);
+
 PlanCompletion complete_plan(const ModelSpec& m, const SystemSpec& sys, const PartialPlan& partial,
                              const SoftwareStack& stack, const CompletionOptions& opt = {});
 

@@ -83,8 +83,11 @@ size_t for_each_plan(const SystemSpec& sys, const ParallelPlan& base, const Plan
                                                     p.zero = zero, p.sp = sp, p.micro_batch = mb, p.recompute = rc;
                                                     p.precision = pr, p.offload_layers = off;
                                                     p.ep = ep, p.etp = space.try_expert_tp ? etp : base.etp;
+                                                    // (a stated GPipe stays GPipe)
                                                     p.schedule = vpp > 1 ? Schedule::interleaved
-                                                                         : Schedule::one_f_one_b;
+                                                                 : base.schedule == Schedule::gpipe
+                                                                     ? Schedule::gpipe
+                                                                     : Schedule::one_f_one_b;
                                                     visit(p);
                                                     ++n;
                                                 }

@@ -265,6 +265,7 @@ PublishedRun read_run(const JsonObject& o, const Catalog& cat, const std::vector
         pp.free.add(PlanField::micro_batch);
     }
     r.published_step_time_s = o.number_in("step_time_s", 1e-6, 1e7);
+    if (const std::string why = settle_offload(pp, r.system, stack); !why.empty()) set.fail("offload_layers", why);
     r.plan = pp.plan;
     r.free = pp.free;
     return r;
@@ -292,7 +293,9 @@ PublishedPrediction simulate_published(const PublishedRun& run, const StepOption
     price_only.skip_engine_if_infeasible = true;
     out.step = simulate_step(run.model, run.system, plan, price_only);
     const Recompute stated = plan.recompute;
+    // (Megatron-Core has no offload with recomputation: an escalated plan offloads nothing.)
     while (!out.step.memory.fits && plan.recompute != Recompute::full) {
+        plan.offload_layers = 0;
         const Recompute from = plan.recompute;
         plan.recompute = from == Recompute::none ? Recompute::selective
                          : from == Recompute::selective ? Recompute::minimal

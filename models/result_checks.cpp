@@ -13,7 +13,7 @@ std::string plan_label(const ParallelPlan& p) {
     std::snprintf(buf, sizeof buf, "dp %d tp %d pp %d vpp %d cp %d ep %d zero %d mb %lld gbs %lld %s recompute %s",
                   p.dp, p.tp, p.pp, p.vpp, p.cp, p.ep, p.zero, p.micro_batch, p.global_batch, to_string(p.precision),
                   to_string(p.recompute));
-    return buf;
+    return p.offload_layers > 0 ? std::string(buf) + " offload " + std::to_string(p.offload_layers) : std::string(buf);
 }
 
 void check_figure(const char* name, double value, double lo, double hi, const std::string& context) {

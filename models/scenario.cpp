@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "hardware/limits.hpp"
+#include "models/plan_completion.hpp"
 
 namespace podsim {
 
@@ -83,6 +84,8 @@ Scenario scenario_from_json(const Json& j, const std::string& file, const Catalo
     // Stated bytes win over the stack's weight keeping.
     apply_stack_behaviours(s.stack, partial, training.has("grad_reduce_bytes") || training.has("param_gather_bytes") ||
                                                  training.has("compute_weight_copy") || !training.has("framework"));
+    if (const std::string why = settle_offload(partial, s.system, s.stack); !why.empty())
+        training.fail("offload_layers", why);
     s.plan = partial.plan;
     s.free = partial.free;
     s.token_budget = training.number_in("token_budget", 0, limits::max_tokens, 0);

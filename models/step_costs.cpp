@@ -397,14 +397,19 @@ void StepPricer::price(const ParallelPlan& p, StepCosts& out, bool detail) {
     // for the backward, on a copy engine under the next layer's compute (Transformer Engine's offload handler
     // double-buffers a layer ahead); what a layer's pass cannot hide is waited for. The link's one-way rate at a
     // stated 80% (pinned host memory copies; as memory_bw_fraction for HBM).
+    // Dense and MoE layers separately: their sets and passes differ (the offloaded layers are the model's first).
     double offload_fwd_s = 0, offload_bwd_s = 0;
     if (p.offload_layers > 0 && sys_.is_gpu && sys_.node.host_link_bytes_per_s > 0) {
-        // Priced as the model's first layer (dense, or MoE where the model starts with one).
-        const bool first_moe = moe && m_.is_moe_layer(0);
-        const double copy_s =
-            layer_activation_bytes(m_, p, first_moe) / (kHostCopyFraction * sys_.node.host_link_bytes_per_s);
-        offload_fwd_s = std::max(0.0, copy_s - (first_moe ? mf : lf).time_s);
-        offload_bwd_s = std::max(0.0, copy_s - (first_moe ? mb : lb).time_s);
+        const double link = kHostCopyFraction * sys_.node.host_link_bytes_per_s;
+        const int k = std::min(p.offload_layers, m_.layers), k_moe = moe ? moe_count(0, k) : 0, k_dense = k - k_moe;
+        const double dense_copy_s = layer_activation_bytes(m_, p) / link;
+        offload_fwd_s = k_dense * std::max(0.0, dense_copy_s - lf.time_s);
+        offload_bwd_s = k_dense * std::max(0.0, dense_copy_s - lb.time_s);
+        if (k_moe > 0) {
+            const double moe_copy_s = layer_activation_bytes(m_, p, true) / link;
+            offload_fwd_s += k_moe * std::max(0.0, moe_copy_s - mf.time_s);
+            offload_bwd_s += k_moe * std::max(0.0, moe_copy_s - mb.time_s);
+        }
     }
 
     // --- per (stage, chunk): one micro-batch's passes and the chunk's gradient buckets ---------------------------
@@ -422,10 +427,9 @@ void StepPricer::price(const ParallelPlan& p, StepCosts& out, bool detail) {
                          ck.bwd_exposed_s += eb.exposed_comm_s, params += m_.embedding_params();
             if (mc == nchunks - 1) ck.fwd_s += hf.time_s, ck.fwd_exposed_s += hf.exposed_comm_s, ck.bwd_s += hb.time_s,
                                    ck.bwd_exposed_s += hb.exposed_comm_s, params += m_.output_params();
-            if (offload_fwd_s > 0 || offload_bwd_s > 0) {
-                const int k = mc == 0 ? std::min(p.offload_layers, ck.layers) : 0;
-                ck.fwd_s += k * offload_fwd_s, ck.fwd_exposed_s += k * offload_fwd_s;
-                ck.bwd_s += k * offload_bwd_s, ck.bwd_exposed_s += k * offload_bwd_s;
+            if (mc == 0 && (offload_fwd_s > 0 || offload_bwd_s > 0)) {  // (no pipelining: one chunk)
+                ck.fwd_s += offload_fwd_s, ck.fwd_exposed_s += offload_fwd_s;
+                ck.bwd_s += offload_bwd_s, ck.bwd_exposed_s += offload_bwd_s;
             }
             if (blocking_p2p_s > 0) {
                 const double t = blocking_p2p_s * ((mc > 0) + (mc < nchunks - 1));  // in from below, out to above

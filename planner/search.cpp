@@ -37,6 +37,7 @@ std::string describe_plan(const ParallelPlan& p) {
     s += fmt::format(" dp {} cp {}{}", p.dp, p.cp, p.sp ? " sp" : "");
     if (p.ep > 1 || p.etp > 0) s += fmt::format(" ep {} etp {}", p.ep, p.expert_tp());
     s += fmt::format(" mb {} zero {} rc {} {}", p.micro_batch, p.zero, to_string(p.recompute), to_string(p.precision));
+    if (p.offload_layers > 0) s += fmt::format(" off {}", p.offload_layers);
     return s;
 }
 
@@ -46,8 +47,8 @@ std::string short_plan(const ParallelPlan& p) {
     s += fmt::format(" dp{}", p.dp);
     if (p.cp > 1) s += fmt::format(" cp{}", p.cp);
     if (p.ep > 1) s += fmt::format(" ep{}", p.ep) + (p.expert_tp() > 1 ? fmt::format(" etp{}", p.expert_tp()) : "");
-    return s + fmt::format("{} mb{} z{} rc:{} {}", p.sp ? " sp" : "", p.micro_batch, p.zero, to_string(p.recompute),
-                           to_string(p.precision));
+    return s + fmt::format("{} mb{} z{} rc:{} {}{}", p.sp ? " sp" : "", p.micro_batch, p.zero, to_string(p.recompute),
+                           to_string(p.precision), p.offload_layers > 0 ? fmt::format(" off{}", p.offload_layers) : "");
 }
 
 namespace {
@@ -110,6 +111,7 @@ SearchResult search_plans(const Scenario& s, const Catalog& cat, const Reliabili
     size_t total = 0;
     for (const auto& sys : systems) {
         spaces.push_back(o.space ? *o.space : default_plan_space(s.model, sys, s.plan));
+        if (!s.stack.activation_offload) spaces.back().offload_layers = {0};  // plans the framework can run
         if (o.constraints.any())
             if (const std::string why = constrain(spaces.back(), o.constraints, sys); !why.empty())
                 res.skipped_scales.push_back(sys.label + ": " + why);

@@ -201,3 +201,33 @@ TEST_CASE("system catalog: host memory and host link go together") {
     CHECK(err.find("$.host_link_bytes_per_s") != std::string::npos);
     CHECK(err.find("go together") != std::string::npos);
 }
+
+TEST_CASE("activation offload: a free offload that cannot be chosen is settled, so a stated plan is not completed") {
+    const auto stacks = load_software_stacks(default_catalog_dir());
+    const SoftwareStack* nemo = find_stack(stacks, "NeMo");
+    const SoftwareStack* titan = find_stack(stacks, "TorchTitan");
+    REQUIRE(nemo != nullptr);
+    REQUIRE(titan != nullptr);
+    PartialPlan partial{plan(0), {}};
+    partial.free.add(PlanField::offload_layers);
+    PartialPlan a = partial;
+    CHECK(settle_offload(a, gb200(), *nemo).empty());
+    CHECK(a.free.has(PlanField::offload_layers));  // a choice: stays free
+    PartialPlan b = partial;
+    CHECK(settle_offload(b, gb200(), *titan).empty());
+    CHECK_FALSE(b.free.any_structural());  // TorchTitan has no offload: settled to none
+    PartialPlan c = partial;
+    c.plan.recompute = Recompute::selective;  // stated recomputation excludes it
+    settle_offload(c, gb200(), *nemo);
+    CHECK_FALSE(c.free.has(PlanField::offload_layers));
+    // A stated offload the framework does not have is an input error's reason.
+    PartialPlan d{plan(10), {}};
+    CHECK(settle_offload(d, gb200(), *titan).find("does not offload activations") != std::string::npos);
+    CHECK(settle_offload(d, gb200(), *nemo).empty());
+    // A plan stated in full keeps its schedule through a completion of other fields (GPipe stays GPipe).
+    PartialPlan g{plan(0), {}};
+    g.plan.schedule = Schedule::gpipe;
+    g.free.add(PlanField::offload_layers);
+    const PlanCompletion cg = complete_plan(model(), gb200(), g, *nemo, {});
+    CHECK(cg.plan.schedule == Schedule::gpipe);
+}
