@@ -17,6 +17,9 @@ struct ChipEfficiency {
     double matmul_half_dim = 0;           // min(M,N,K) at which a GEMM reaches half of the above
     double fp8_matmul_peak_fraction = 0;  // the same against the fp8 peak (0: chip has no fp8)
     double attention_peak_fraction = 0;   // fused (flash) attention forward / bf16 peak
+    // The FlashAttention-2 kernel on this chip / bf16 peak, where it is not the chip's own fused kernel (Hopper:
+    // warp-level MMA, no wgmma/TMA). Absent in the JSON: attention_peak_fraction (Ampere, where it is the kernel).
+    double flash2_attention_peak_fraction = 0;
     double memory_bw_fraction = 0;        // streaming kernels / HBM peak
     double kernel_overhead_s = 0;         // fixed cost per kernel launch (GPU) or fused op (TPU)
     double collective_bw_fraction = 0;    // achievable collective bus bandwidth / link peak

@@ -111,7 +111,36 @@ void backward_of(const Op& f, std::vector<Op>& out, const ParallelPlan& p) {
     out.push_back(wgrad);
 }
 
+// TorchTitan's selective rule over the weight matrices a GEMM fuses (Op::matrices), continuing the layer's count:
+// the shares of its N recomputed (even-numbered matrices) and saved (odd-numbered).
+struct AlternateSplit {
+    double recomputed = 0, saved = 0;
+};
+AlternateSplit alternate_split(const Op& o, int& matrix) {
+    AlternateSplit r;
+    for (double part : o.matrices)
+        if (part > 0) (++matrix % 2 == 0 ? r.recomputed : r.saved) += part;
+    return r;
+}
+
 }  // namespace
+
+double alternate_selective_saved_bytes(const ModelSpec& m, const ParallelPlan& p, bool moe) {
+    const LayerOps L = layer_ops(m, p, moe);
+    const double t = p.tp, T = double(p.micro_batch) * m.seq_len / p.cp, Tn = p.sp ? T / t : T;
+    // The layer's input (the checkpoint's), the attention kernel's output and its fp32 log-sum-exp per head, each
+    // TP reduce-scatter's output, and the odd-numbered weight matrices' outputs.
+    double bytes = kAct * Tn * m.hidden + T * (m.heads / t) * (kAct * m.v_dim() + 4);
+    int matrix = 0;
+    for (const auto& o : L.forward) {
+        if (o.kind == OpKind::collective && o.comm == CommKind::reduce_scatter && o.group == CommGroup::tp)
+            bytes += kAct * Tn * m.hidden;
+        if (o.kind != OpKind::matmul || in_attention_core(o)) continue;
+        const double rows = o.flops / (2 * o.n * o.k);  // a grouped GEMM's tokens are in its FLOPs
+        bytes += kAct * rows * o.n * alternate_split(o, matrix).saved;
+    }
+    return bytes;
+}
 
 double total_flops(const std::vector<Op>& ops) {
     double f = 0;
@@ -164,6 +193,10 @@ LayerOps layer_ops(const ModelSpec& m, const ParallelPlan& p, bool moe) {
         o.chunks = tp_chunks;
         return o;
     };
+    auto gated_halves = [&](Op o) {  // a gated MLP's up GEMM holds the gate and the up matrix
+        if (m.gated()) o.matrices[0] = o.matrices[1] = 0.5;
+        return o;
+    };
 
     // --- attention block -------------------------------------------------------------------------------------
     auto tp_gather = [&](const char* name, std::vector<Op>& v) {
@@ -194,7 +227,9 @@ LayerOps layer_ops(const ModelSpec& m, const ParallelPlan& p, bool moe) {
         F.push_back(linear("mla.kv_up", T, heads * (m.head_dim + vd), kl));
         F.push_back(elementwise("rope", 2 * T * (heads * r + r) * kAct));
     } else {
-        F.push_back(chunked(linear("qkv", T, q + kvk + kvv, h)));
+        Op qkv = chunked(linear("qkv", T, q + kvk + kvv, h));
+        qkv.matrices[0] = q / (q + kvk + kvv), qkv.matrices[1] = kvk / (q + kvk + kvv), qkv.matrices[2] = kvv / (q + kvk + kvv);
+        F.push_back(qkv);
         if (m.position == Position::rope) F.push_back(elementwise("rope", 2 * T * (q + kvk) * kAct));
     }
 
@@ -204,10 +239,11 @@ LayerOps layer_ops(const ModelSpec& m, const ParallelPlan& p, bool moe) {
     const double s_q = s / p.cp;
     Op core_f;
     std::vector<Op> core_fwd;
-    if (p.attention == AttentionKernel::flash) {
+    if (p.attention != AttentionKernel::standard) {
         Op a;
         a.name = "flash_attention";
         a.kind = OpKind::attention;
+        a.flash2 = p.attention == AttentionKernel::flash2;
         a.role = OpRole::attention_core;
         a.flops = 2 * b * s_q * s_kv * heads * (qd + vd) * 0.5;  // QK^T and PV, causal half
         a.bytes = kAct * T * (q + kvk + kvv + o_in);
@@ -235,7 +271,7 @@ LayerOps layer_ops(const ModelSpec& m, const ParallelPlan& p, bool moe) {
     }
     if (!moe) {
         const double up_n = (m.gated() ? 2 : 1) * f;
-        F.push_back(chunked(linear("mlp.up", T, up_n, h)));
+        F.push_back(gated_halves(chunked(linear("mlp.up", T, up_n, h))));
         F.push_back(elementwise("mlp.act", kAct * T * (up_n + f)));
         F.push_back(chunked(linear("mlp.down", T, h, f)));
         if (!m.parallel_block) tp_reduce("tp.reduce.mlp", F);
@@ -266,7 +302,7 @@ LayerOps layer_ops(const ModelSpec& m, const ParallelPlan& p, bool moe) {
         const double up_e = (m.gated() ? 2 : 1) * fe / etp;
         const double local_experts = E / p.ep;
         const double wbytes = lp_bytes;
-        Op up = linear("moe.experts.up", load.tokens, up_e, h);
+        Op up = gated_halves(linear("moe.experts.up", load.tokens, up_e, h));
         up.m = load.per_expert;  // grouped GEMM: one GEMM per local expert, M tokens each
         up.bytes += (local_experts - 1) * h * up_e * wbytes;  // every local expert's weights
         // An fp8 dispatch sends tokens already quantized for the up-projection (DeepSeek-V3, sec. 3.3.2): the cast
@@ -284,7 +320,7 @@ LayerOps layer_ops(const ModelSpec& m, const ParallelPlan& p, bool moe) {
         F.push_back(elementwise("moe.unpermute", 2 * Td * k * h * kAct + Td * k * 4));
         if (m.moe.shared_experts > 0) {  // always-on experts: a dense MLP of shared x expert_ffn_hidden, TP-split
             const double fs = m.moe.shared_experts * fe / t, up_s = (m.gated() ? 2 : 1) * fs;
-            F.push_back(linear("moe.shared.up", T, up_s, h));
+            F.push_back(gated_halves(linear("moe.shared.up", T, up_s, h)));
             F.push_back(elementwise("moe.shared.act", kAct * T * (up_s + fs)));
             F.push_back(linear("moe.shared.down", T, h, fs));
         }
@@ -366,6 +402,23 @@ LayerOps layer_ops(const ModelSpec& m, const ParallelPlan& p, bool moe) {
         for (const auto& o : F)  // weight-GEMM outputs are saved; everything between them is recomputed
             if (o.kind == OpKind::elementwise || in_attention_core(o))
                 L.recompute.push_back(o);
+    } else if (p.recompute == Recompute::selective && p.selective == SelectiveRecompute::alternate_matmuls) {
+        // TorchTitan's per-op policy: the attention kernel's output and the TP reduce-scatters are saved, and the
+        // odd-numbered weight matrices' outputs (the first, third, ... in forward order); everything else runs
+        // again, the even-numbered matrices as their share of the GEMM that fuses them.
+        int matrix = 0;
+        for (const auto& o : F) {
+            if (in_attention_core(o) || (o.kind == OpKind::collective && o.comm == CommKind::reduce_scatter)) continue;
+            if (o.kind != OpKind::matmul) {
+                L.recompute.push_back(o);
+                continue;
+            }
+            const double share = alternate_split(o, matrix).recomputed;
+            if (share <= 0) continue;
+            Op r = o;
+            r.n *= share, r.flops *= share, r.bytes *= share;
+            L.recompute.push_back(r);
+        }
     }
     add_quantize_ops(L, p);  // after the mirror and the recomputation lists, which must not copy the casts
     return L;

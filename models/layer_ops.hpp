@@ -50,6 +50,10 @@ struct Op {
     double a2a_copies = 0;
     int a2a_node_limit = 0;
     int kernels = 1;
+    bool flash2 = false;  // the attention core as the FlashAttention-2 kernel (ChipEfficiency::flash2_attention_peak_fraction)
+    // The weight matrices a GEMM fuses, as shares of its N in the order the forward multiplies by them (QKV: q, k,
+    // v; a gated MLP's up: gate, up); one matrix otherwise. TorchTitan's selective recomputation counts them.
+    double matrices[3] = {1, 0, 0};
     // A GEMM decomposed along M into this many sequential pieces so a TP collective can run piece by piece under it
     // (Transformer Engine userbuffers / XLA collective matmul: one piece per TP rank). Each piece is a GEMM of M/chunks
     // rows with its own launch.
@@ -65,6 +69,9 @@ struct LayerOps {
 
 // One layer, one micro-batch, one device (its TP/CP shard); `moe`: the layer's MLP is a mixture of experts.
 LayerOps layer_ops(const ModelSpec& m, const ParallelPlan& p, bool moe = false);
+// Bytes one layer keeps for its backward under TorchTitan's selective recomputation (recompute=selective with
+// SelectiveRecompute::alternate_matmuls): what its policy saves, counted over the ops layer_ops() builds.
+double alternate_selective_saved_bytes(const ModelSpec& m, const ParallelPlan& p, bool moe = false);
 
 // What a mixture-of-experts layer computes on its busiest expert rank: tokens per micro-batch through its local
 // experts (routing skew, capped by the capacity factor), and the share of routed tokens dropped.

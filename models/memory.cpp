@@ -14,6 +14,8 @@ double layer_activation_bytes(const ModelSpec& m, const ParallelPlan& p, bool mo
     const double q = heads * m.qk_head_dim(), kv = std::max(1.0, m.kv_heads / t) * (m.qk_head_dim() + m.v_dim()) / 2;
     const double mask = m.dropout ? 1 : 0;
     if (p.recompute == Recompute::full) return 2 * T * h / (p.sp ? t : 1);  // only the layer input
+    if (p.recompute == Recompute::selective && p.selective == SelectiveRecompute::alternate_matmuls)
+        return alternate_selective_saved_bytes(m, p, moe);
     // The MLP's saved tensors per token position: a dense MLP's up output(s) and activation output; an MoE
     // layer's router probabilities, the permuted tokens, each local expert's up and activation outputs for the
     // tokens it computes (the busiest rank), and the shared experts'.
@@ -45,7 +47,7 @@ double layer_activation_bytes(const ModelSpec& m, const ParallelPlan& p, bool mo
     const double replicated = T * h * ((m.parallel_block ? 2 + in_b : 2 + in_b + 2 + in_b) + 2 * mask) / (p.sp ? t : 1);
     // TP-sharded: Q, K, V, attention output (projection input), and the MLP's saved tensors.
     const double o_in = heads * m.v_dim();
-    const double o_b = !fp8_inputs ? 2 : p.attention == AttentionKernel::flash ? 2 + 1 : 1;
+    const double o_b = !fp8_inputs ? 2 : p.attention != AttentionKernel::standard ? 2 + 1 : 1;
     const double sharded = T * (2 * (q + 2 * kv) + o_b * o_in) + mlp_saved;
     double core = 0;
     if (p.attention == AttentionKernel::standard && p.recompute != Recompute::selective)

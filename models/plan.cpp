@@ -111,7 +111,12 @@ const std::vector<ChoiceDoc>& fp8_recipe_docs() {
     }();
     return docs;
 }
-const char* to_string(AttentionKernel a) { return a == AttentionKernel::flash ? "flash" : "standard"; }
+const char* to_string(AttentionKernel a) {
+    return a == AttentionKernel::flash ? "flash" : a == AttentionKernel::flash2 ? "flash2" : "standard";
+}
+const char* to_string(SelectiveRecompute s) {
+    return s == SelectiveRecompute::alternate_matmuls ? "alternate_matmuls" : "attention_core";
+}
 const char* to_string(PipelineP2p p) {
     return p == PipelineP2p::scatter_gather   ? "scatter_gather"
            : p == PipelineP2p::sequence_shard ? "sequence_shard"
@@ -239,9 +244,10 @@ PartialPlan plan_from_json(const JsonObject& par, const JsonObject& batch, const
     // Checked against the model's layers, the split and the system by check_split (models/result_checks.cpp).
     if (free_if_absent(tr, "offload_layers", PlanField::offload_layers))
         p.offload_layers = tr.count("offload_layers", 0, limits::max_parallel_degree);
-    if (free_if_absent(tr, "attention", PlanField::attention))
-        p.attention = tr.one_of("attention", {"standard", "flash"}) == "flash" ? AttentionKernel::flash
-                                                                               : AttentionKernel::standard;
+    if (free_if_absent(tr, "attention", PlanField::attention)) {
+        const std::string a = tr.one_of("attention", {"standard", "flash", "flash2"});
+        p.attention = a == "flash" ? AttentionKernel::flash : a == "flash2" ? AttentionKernel::flash2 : AttentionKernel::standard;
+    }
     // Bytes per element on the wire: fp8 (1) to fp32 (4); 0.5 for 4-bit formats.
     p.grad_reduce_bytes = tr.number_in("grad_reduce_bytes", 0.5, 8, p.grad_reduce_bytes);
     p.param_gather_bytes = tr.number_in("param_gather_bytes", 0.5, 8, p.param_gather_bytes);

@@ -29,7 +29,15 @@ const std::vector<ChoiceDoc>& fp8_recipe_docs();
 // mechanism) and fp4 ones the fp8 fraction; stated assumptions (README).
 const char* efficiency_class(Precision p);
 bool in_fp8_efficiency_class(Precision p);
-enum class AttentionKernel { standard, flash };
+// standard: scores materialized (Megatron-LM 2021); flash: a fused kernel of the chip's own generation (FlashAttention-3
+// / cuDNN fused attention on Hopper, FlashAttention-2 on Ampere, Pallas splash on TPU); flash2: the FlashAttention-2
+// kernel on any chip (warp-level MMA: on Hopper it cannot use the wgmma/TMA path, so it runs at the chip's
+// flash2_attention_peak_fraction; PyTorch SDPA's default backend there).
+enum class AttentionKernel { standard, flash, flash2 };
+// What `selective` recomputation recomputes: attention_core (Korthikanti et al. 2022: the attention core, nothing
+// under a flash kernel); alternate_matmuls (TorchTitan's per-op policy: every op is recomputed except the attention
+// kernel, the TP reduce-scatters and every other weight GEMM in forward order).
+enum class SelectiveRecompute { attention_core, alternate_matmuls };
 // none: TP collectives block; backward: the input-gradient collectives run under the weight-gradient GEMMs
 // (asynchronous dgrad communication, Megatron-LM / XLA latency hiding); full: also the forward ones
 // (userbuffers / collective matmul decomposition).
@@ -50,6 +58,7 @@ const char* to_string(Recompute r);
 const char* to_string(Precision p);
 const char* to_string(Fp8Recipe r);
 const char* to_string(AttentionKernel a);
+const char* to_string(SelectiveRecompute s);
 const char* to_string(TpOverlap t);
 
 struct ParallelPlan {
@@ -73,6 +82,7 @@ struct ParallelPlan {
     // recomputation, fewer than all layers); 0: none.
     int offload_layers = 0;
     AttentionKernel attention = AttentionKernel::flash;
+    SelectiveRecompute selective = SelectiveRecompute::attention_core;  // the stack's meaning of recompute=selective
     // Framework behaviour (what overlaps with what).
     TpOverlap tp_comm_overlap = TpOverlap::none;
     bool ep_overlap = false;            // expert all-to-alls hidden under another micro-batch's compute (DualPipe,

@@ -210,6 +210,11 @@ PublishedRun read_run(const JsonObject& o, const Catalog& cat, const std::vector
     pp.free.add(PlanField::attention), pp.free.add(PlanField::tp_comm_overlap);
     pp.free.add(PlanField::dp_overlap), pp.free.add(PlanField::param_gather_overlap);
     apply_stack_behaviours(stack, pp);
+    if (set.has("tp_comm_overlap")) {
+        // As the source states it (TorchTitan's async TP, NeMo's tp_comm_overlap switch); else the stack's default.
+        const std::string v = set.one_of("tp_comm_overlap", {"none", "backward", "full"});
+        p.tp_comm_overlap = v == "none" ? TpOverlap::none : v == "backward" ? TpOverlap::backward : TpOverlap::full;
+    }
     const std::string ddp = par.opt_string("ddp_impl").value_or("");
     if (ddp == "local") {
         // Megatron's "local" DDP: fp32 main gradients, one all-reduce after the pipeline flush.
@@ -223,11 +228,19 @@ PublishedRun read_run(const JsonObject& o, const Catalog& cat, const std::vector
     // Precision as the record's text states it; absent: the completion picks.
     if (set.has("precision")) {
         const std::string precision = lower(set.string("precision"));
+        // The format the text names (torchao calls fp8 "Float8"); a text naming none is an error, not bf16.
+        const bool fp8 = has(precision, "fp8") || has(precision, "float8");
+        const bool fp16 = (has(precision, "fp16") || has(precision, "float16")) && !has(precision, "bf16 act") &&
+                          !has(precision, "bfloat16");
+        const bool bf16 = has(precision, "bf16") || has(precision, "bfloat16");
+        if (!has(precision, "fp4") && !has(precision, "int8") && !has(precision, "aqt") && !fp8 && !fp16 && !bf16)
+            set.fail("precision", "expected a precision that names bf16 (bfloat16), fp16 (float16), fp8 (float8), "
+                                  "int8 (AQT) or fp4 (NVFP4); got \"" + set.string("precision") + "\"");
         p.precision = has(precision, "fp4") ? Precision::fp4  // "fp4", "nvfp4"; before fp8: "nvfp4, fp8 ..."
                       : has(precision, "int8") || has(precision, "aqt") ? Precision::int8
-                      : has(precision, "fp8") ? Precision::fp8
-                      : has(precision, "fp16") && !has(precision, "bf16 act") ? Precision::fp16
-                                                                                : Precision::bf16;
+                      : fp8 ? Precision::fp8
+                      : fp16 ? Precision::fp16
+                             : Precision::bf16;
         // fp8 scaling as stated ("fine-grained" is DeepSeek-V3's tile / block scaling); otherwise TE's default.
         if (has(precision, "fine-grained") || has(precision, "blockwise") || has(precision, "mxfp8"))
             p.fp8_recipe = Fp8Recipe::blockwise;

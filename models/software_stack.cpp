@@ -46,7 +46,7 @@ SoftwareStack read_stack(const JsonObject& o) {
                  "sequence_parallel", "interleaved_pipeline", "zero_stages", "dropout", "linear_bias", "weights",
                  "fp8", "ep_overlap", "ep_node_dedup", "dcn_sync_overlap",
                  "act_fused_into_gemm", "grad_accum_bytes_per_param", "pipeline_p2p", "zero_grad_sync",
-                 "activation_offload", "fp8_saved_inputs", "virtual_stage_layers"});
+                 "activation_offload", "fp8_saved_inputs", "virtual_stage_layers", "selective_recompute"});
     // Each behaviour: {"value": ..., "source": "..."}; all are required, so a stack is never half-described.
     auto entry = [&](const char* key) {
         const JsonObject e = b.object(key);
@@ -63,8 +63,13 @@ SoftwareStack read_stack(const JsonObject& o) {
     s.dp_overlap = entry("dp_overlap").boolean("value");
     s.grad_reduce_bytes = entry("grad_reduce_bytes").number_in("value", 0.5, 8);
     s.param_gather_overlap = entry("param_gather_overlap").boolean("value");
-    s.attention = entry("attention").one_of("value", {"standard", "flash"}) == "flash" ? AttentionKernel::flash
-                                                                                       : AttentionKernel::standard;
+    {
+        const auto a = entry("attention").one_of("value", {"standard", "flash", "flash2"});
+        s.attention = a == "flash" ? AttentionKernel::flash : a == "flash2" ? AttentionKernel::flash2 : AttentionKernel::standard;
+    }
+    s.selective = entry("selective_recompute").one_of("value", {"attention_core", "alternate_matmuls"}) == "alternate_matmuls"
+                      ? SelectiveRecompute::alternate_matmuls
+                      : SelectiveRecompute::attention_core;
     {
         const auto v = entry("sequence_parallel").one_of("value", {"never", "optional", "always"});
         s.sequence_parallel = v == "never" ? SpPolicy::never : v == "always" ? SpPolicy::always : SpPolicy::optional;
@@ -185,6 +190,7 @@ std::vector<ChoiceDoc> software_stack_docs(const std::vector<SoftwareStack>& sta
                     {"dp_overlap", b(s.dp_overlap)},
                     {"grad_reduce_bytes", fmt_bytes(s.grad_reduce_bytes)},
                     {"attention", to_string(s.attention)},
+                    {"selective_recompute", to_string(s.selective)},
                     {"sequence_parallel", s.sequence_parallel == SpPolicy::never    ? "never"
                                           : s.sequence_parallel == SpPolicy::always ? "always"
                                                                                    : "optional"},
@@ -207,6 +213,7 @@ std::vector<ChoiceDoc> software_stack_docs(const std::vector<SoftwareStack>& sta
 void apply_stack_behaviours(const SoftwareStack& stack, PartialPlan& pp, bool keep_bytes) {
     ParallelPlan& p = pp.plan;
     if (pp.free.has(PlanField::attention)) p.attention = stack.attention;
+    p.selective = stack.selective;
     if (pp.free.has(PlanField::tp_comm_overlap)) p.tp_comm_overlap = stack.tp_comm_overlap;
     if (pp.free.has(PlanField::dp_overlap)) p.dp_overlap = stack.dp_overlap;
     if (pp.free.has(PlanField::param_gather_overlap)) p.param_gather_overlap = stack.param_gather_overlap;

@@ -25,6 +25,7 @@ struct SoftwareStack {
     double grad_reduce_bytes = 2;
     bool param_gather_overlap = true;
     AttentionKernel attention = AttentionKernel::flash;
+    SelectiveRecompute selective = SelectiveRecompute::attention_core;  // what recompute=selective recomputes
     SpPolicy sequence_parallel = SpPolicy::optional;
     bool interleaved_pipeline = true;
     bool uneven_virtual_stages = false;  // model chunks may hold unequal layer counts (a layout); false: Megatron-LM's

@@ -152,7 +152,7 @@ FrameworkSettings megatron_settings(const SystemSpec& sys, const ModelSpec& m, c
         if (p.precision == Precision::int8)
             f.notes.push_back("Megatron-LM has no int8 training; these settings run the GEMMs in bf16");
     }
-    if (p.attention == AttentionKernel::flash) add("--use-flash-attn");
+    if (p.attention != AttentionKernel::standard) add("--use-flash-attn");
     if (p.tp_comm_overlap != TpOverlap::none) {
         const Layout lay = layout_for(sys, p);
         if (!sp)

@@ -155,6 +155,8 @@ TEST_CASE("a pricer that has priced other plans prices a plan as a fresh one doe
         plans[i].ep_overlap = !plans[i].ep_overlap;
         plans[i].ep_node_dedup = i % 2;
         plans[i].tp_comm_overlap = i % 3 == 0 ? TpOverlap::full : TpOverlap::none;
+        plans[i].selective = i % 2 ? SelectiveRecompute::alternate_matmuls : SelectiveRecompute::attention_core;
+        if (i % 5 == 0) plans[i].attention = AttentionKernel::flash2;
     }
     int compared = 0;
     StepCosts a;

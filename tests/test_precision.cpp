@@ -308,7 +308,8 @@ TEST_CASE("training.precision takes int8 and fp4, training.fp8_recipe its three 
                          doctest::Contains("s.json: $.training.fp8_recipe: expected one of"), InputError);
 }
 
-TEST_CASE("a published record's precision text: int8 or AQT reads as int8, fp4 or NVFP4 as fp4") {
+TEST_CASE("a published record's precision text: int8 or AQT reads as int8, fp4 or NVFP4 as fp4, torchao's Float8 as "
+          "fp8; a text naming no format is an error") {
     const Json all = load_json_file(test::shared("validation/published_runs.json"));
     Json run;
     for (const auto& r : all)
@@ -317,7 +318,9 @@ TEST_CASE("a published record's precision text: int8 or AQT reads as int8, fp4 o
     const std::string file = test::temp_dir() + "/precision_runs.json";
     const std::vector<std::pair<const char*, Precision>> texts = {
         {"int8 (AQT)", Precision::int8}, {"AQT quantized training", Precision::int8}, {"NVFP4", Precision::fp4},
-        {"fp4 with fp8 fallback", Precision::fp4}, {"fp8 (TE hybrid)", Precision::fp8}, {"bf16", Precision::bf16}};
+        {"fp4 with fp8 fallback", Precision::fp4}, {"fp8 (TE hybrid)", Precision::fp8}, {"bf16", Precision::bf16},
+        {"Float8 (torchao Float8Linear)", Precision::fp8}, {"bfloat16 mixed precision", Precision::bf16},
+        {"float16 with loss scaling", Precision::fp16}};
     for (const auto& entry : texts) {
         // Not a structured binding: clang 14 cannot capture one in CHECK_MESSAGE's lambda (the CI ASan build).
         const char* text = entry.first;
@@ -328,6 +331,13 @@ TEST_CASE("a published record's precision text: int8 or AQT reads as int8, fp4 o
         REQUIRE(runs.size() == 1);
         CHECK_MESSAGE(runs[0].plan.precision == want, text);
     }
+    // Not a silent bf16: the record is an error row naming the file, the path and what was expected.
+    run["settings"]["precision"] = "mixed precision";
+    test::write_file(file, Json::array({run}).dump());
+    const auto bad = load_published_runs(file, test::catalog());
+    REQUIRE(bad.size() == 1);
+    CHECK(bad[0].error.find("precision_runs.json: $[0].settings.precision: expected a precision that names bf16") !=
+          std::string::npos);
 }
 
 TEST_CASE("reports say MFU is measured against the dense bf16 peak whatever the precision") {
