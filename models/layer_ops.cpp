@@ -193,6 +193,21 @@ LayerOps layer_ops(const ModelSpec& m, const ParallelPlan& p, bool moe) {
         o.chunks = tp_chunks;
         return o;
     };
+    // Eager PyTorch (no torch.compile) runs each elementwise step of the model code as its own kernel and HBM pass
+    // (TorchTitan at 9dec370, the PyTorch of Hugging Face models): RMSNorm as float(), pow, mean, x * rsqrt,
+    // type_as and * weight reads and writes 36 bytes per element over 7 kernels where a fused kernel moves 4
+    // (models/norms.py); RoPE as float(), a complex multiply and type_as moves 20 per element over 3 kernels per
+    // tensor where a fused one moves 4 (apply_rotary_emb); SwiGLU as silu(gate) then * up moves 10 per output
+    // element over 2 kernels where a fused one moves 6. LayerNorm (one ATen kernel), GELU and the residual adds
+    // cost the same either way; the backward mirrors its forward op (2x its passes, below).
+    auto eager = [&](Op o, double fused_bytes_per_elem, double eager_bytes_per_elem, int kernels) {
+        if (p.eager_elementwise) o.bytes *= eager_bytes_per_elem / fused_bytes_per_elem, o.kernels = kernels;
+        return o;
+    };
+    auto rms_or_layer_norm = [&](const char* name, double bytes) {
+        const Op o = norm(name, bytes);
+        return m.norm == Norm::rmsnorm ? eager(o, 4, 36, 7) : o;
+    };
     auto gated_halves = [&](Op o) {  // a gated MLP's up GEMM holds the gate and the up matrix
         if (m.gated()) o.matrices[0] = o.matrices[1] = 0.5;
         return o;
@@ -209,7 +224,7 @@ LayerOps layer_ops(const ModelSpec& m, const ParallelPlan& p, bool moe) {
             v.push_back(collective(name, CommGroup::tp, p.sp ? CommKind::reduce_scatter : CommKind::all_reduce,
                                    T * h * kAct, p.tp_comm_overlap == TpOverlap::full));
     };
-    F.push_back(norm("norm1", 2 * act_bytes_per_token_h));
+    F.push_back(rms_or_layer_norm("norm1", 2 * act_bytes_per_token_h));
     tp_gather("sp.all_gather.attn", F);
     if (m.mla.enabled()) {
         // MLA (DeepSeek-V2, sec. 2.1): down-projections to the latents are replicated across TP, their norms,
@@ -217,20 +232,20 @@ LayerOps layer_ops(const ModelSpec& m, const ParallelPlan& p, bool moe) {
         const double ql = double(m.mla.q_lora_rank), kl = double(m.mla.kv_lora_rank), r = double(m.mla.rope_head_dim);
         if (ql > 0) {
             F.push_back(linear("mla.q_down", T, ql, h));
-            F.push_back(norm("mla.q_norm", 2 * T * ql * kAct));
+            F.push_back(rms_or_layer_norm("mla.q_norm", 2 * T * ql * kAct));
             F.push_back(linear("mla.q_up", T, q, ql));
         } else {
             F.push_back(linear("mla.q", T, q, h));
         }
         F.push_back(linear("mla.kv_down", T, kl + r, h));
-        F.push_back(norm("mla.kv_norm", 2 * T * kl * kAct));
+        F.push_back(rms_or_layer_norm("mla.kv_norm", 2 * T * kl * kAct));
         F.push_back(linear("mla.kv_up", T, heads * (m.head_dim + vd), kl));
-        F.push_back(elementwise("rope", 2 * T * (heads * r + r) * kAct));
+        F.push_back(eager(elementwise("rope", 2 * T * (heads * r + r) * kAct), 4, 20, 6));
     } else {
         Op qkv = chunked(linear("qkv", T, q + kvk + kvv, h));
         qkv.matrices[0] = q / (q + kvk + kvv), qkv.matrices[1] = kvk / (q + kvk + kvv), qkv.matrices[2] = kvv / (q + kvk + kvv);
         F.push_back(qkv);
-        if (m.position == Position::rope) F.push_back(elementwise("rope", 2 * T * (q + kvk) * kAct));
+        if (m.position == Position::rope) F.push_back(eager(elementwise("rope", 2 * T * (q + kvk) * kAct), 4, 20, 6));
     }
 
     // Attention core. Standard (Megatron 2021): scores materialized, softmax + dropout as separate passes over
@@ -266,13 +281,14 @@ LayerOps layer_ops(const ModelSpec& m, const ParallelPlan& p, bool moe) {
 
     // --- MLP block -------------------------------------------------------------------------------------------
     if (!m.parallel_block) {
-        F.push_back(norm("norm2", 2 * act_bytes_per_token_h));
+        F.push_back(rms_or_layer_norm("norm2", 2 * act_bytes_per_token_h));
         tp_gather("sp.all_gather.mlp", F);
     }
     if (!moe) {
         const double up_n = (m.gated() ? 2 : 1) * f;
         F.push_back(gated_halves(chunked(linear("mlp.up", T, up_n, h))));
-        F.push_back(elementwise("mlp.act", kAct * T * (up_n + f)));
+        const Op act = elementwise("mlp.act", kAct * T * (up_n + f));
+        F.push_back(m.gated() ? eager(act, 6, 10, 2) : act);
         F.push_back(chunked(linear("mlp.down", T, h, f)));
         if (!m.parallel_block) tp_reduce("tp.reduce.mlp", F);
     } else {

@@ -172,7 +172,8 @@ PartialPlan plan_from_json(const JsonObject& par, const JsonObject& batch, const
                    "param_gather_overlap", "ep", "etp", "ep_overlap", "ep_node_dedup", "cp_algorithm"});
     batch.only_keys({"global_batch_seqs", "micro_batch"});
     tr.only_keys({"precision", "recompute", "attention", "grad_reduce_bytes", "param_gather_bytes", "token_budget",
-                  "optimizer", "compute_weight_copy", "framework", "evaluation", "fp8_recipe", "offload_layers"});  // evaluation: scenario.cpp
+                  "optimizer", "compute_weight_copy", "framework", "evaluation", "fp8_recipe", "offload_layers",
+                  "compile"});  // evaluation, compile: scenario.cpp
     PartialPlan out;
     ParallelPlan& p = out.plan;
     auto free_if_absent = [&](const JsonObject& o, const char* key, PlanField f) {

@@ -83,6 +83,9 @@ struct ParallelPlan {
     int offload_layers = 0;
     AttentionKernel attention = AttentionKernel::flash;
     SelectiveRecompute selective = SelectiveRecompute::attention_core;  // the stack's meaning of recompute=selective
+    // Eager PyTorch (no torch.compile): the model code's elementwise steps (RMSNorm, RoPE, the gated activation) run
+    // as separate kernels, each a pass over HBM (layer_ops.cpp); false: fused kernels (Megatron / TE / XLA / compile).
+    bool eager_elementwise = false;
     // Framework behaviour (what overlaps with what).
     TpOverlap tp_comm_overlap = TpOverlap::none;
     bool ep_overlap = false;            // expert all-to-alls hidden under another micro-batch's compute (DualPipe,

@@ -210,6 +210,7 @@ PublishedRun read_run(const JsonObject& o, const Catalog& cat, const std::vector
     pp.free.add(PlanField::attention), pp.free.add(PlanField::tp_comm_overlap);
     pp.free.add(PlanField::dp_overlap), pp.free.add(PlanField::param_gather_overlap);
     apply_stack_behaviours(stack, pp);
+    if (set.has("compile")) p.eager_elementwise = !set.boolean("compile");  // torch.compile, where the source says
     if (set.has("tp_comm_overlap")) {
         // As the source states it (TorchTitan's async TP, NeMo's tp_comm_overlap switch); else the stack's default.
         const std::string v = set.one_of("tp_comm_overlap", {"none", "backward", "full"});
@@ -224,6 +225,7 @@ PublishedRun read_run(const JsonObject& o, const Catalog& cat, const std::vector
     }
     r.assumptions.push_back(std::string("TP communication overlap: ") + to_string(p.tp_comm_overlap));
     r.assumptions.push_back(std::string("attention kernel ") + to_string(p.attention));
+    if (p.eager_elementwise) r.assumptions.push_back("elementwise ops eager (no torch.compile)");
 
     // Precision as the record's text states it; absent: the completion picks.
     if (set.has("precision")) {

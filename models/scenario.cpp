@@ -84,6 +84,8 @@ Scenario scenario_from_json(const Json& j, const std::string& file, const Catalo
     // Stated bytes win over the stack's weight keeping.
     apply_stack_behaviours(s.stack, partial, training.has("grad_reduce_bytes") || training.has("param_gather_bytes") ||
                                                  training.has("compute_weight_copy") || !training.has("framework"));
+    // torch.compile as stated (fused elementwise kernels), else the stack's default.
+    if (training.has("compile")) partial.plan.eager_elementwise = !training.boolean("compile");
     if (const std::string why = settle_offload(partial, s.system, s.stack); !why.empty())
         training.fail("offload_layers", why);
     s.plan = partial.plan;

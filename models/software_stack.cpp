@@ -46,7 +46,8 @@ SoftwareStack read_stack(const JsonObject& o) {
                  "sequence_parallel", "interleaved_pipeline", "zero_stages", "dropout", "linear_bias", "weights",
                  "fp8", "ep_overlap", "ep_node_dedup", "dcn_sync_overlap",
                  "act_fused_into_gemm", "grad_accum_bytes_per_param", "pipeline_p2p", "zero_grad_sync",
-                 "activation_offload", "fp8_saved_inputs", "virtual_stage_layers", "selective_recompute"});
+                 "activation_offload", "fp8_saved_inputs", "virtual_stage_layers", "selective_recompute",
+                 "elementwise_kernels"});
     // Each behaviour: {"value": ..., "source": "..."}; all are required, so a stack is never half-described.
     auto entry = [&](const char* key) {
         const JsonObject e = b.object(key);
@@ -70,6 +71,7 @@ SoftwareStack read_stack(const JsonObject& o) {
     s.selective = entry("selective_recompute").one_of("value", {"attention_core", "alternate_matmuls"}) == "alternate_matmuls"
                       ? SelectiveRecompute::alternate_matmuls
                       : SelectiveRecompute::attention_core;
+    s.eager_elementwise = entry("elementwise_kernels").one_of("value", {"fused", "eager"}) == "eager";
     {
         const auto v = entry("sequence_parallel").one_of("value", {"never", "optional", "always"});
         s.sequence_parallel = v == "never" ? SpPolicy::never : v == "always" ? SpPolicy::always : SpPolicy::optional;
@@ -191,6 +193,7 @@ std::vector<ChoiceDoc> software_stack_docs(const std::vector<SoftwareStack>& sta
                     {"grad_reduce_bytes", fmt_bytes(s.grad_reduce_bytes)},
                     {"attention", to_string(s.attention)},
                     {"selective_recompute", to_string(s.selective)},
+                    {"elementwise_kernels", s.eager_elementwise ? "eager" : "fused"},
                     {"sequence_parallel", s.sequence_parallel == SpPolicy::never    ? "never"
                                           : s.sequence_parallel == SpPolicy::always ? "always"
                                                                                    : "optional"},
@@ -214,6 +217,7 @@ void apply_stack_behaviours(const SoftwareStack& stack, PartialPlan& pp, bool ke
     ParallelPlan& p = pp.plan;
     if (pp.free.has(PlanField::attention)) p.attention = stack.attention;
     p.selective = stack.selective;
+    p.eager_elementwise = stack.eager_elementwise;
     if (pp.free.has(PlanField::tp_comm_overlap)) p.tp_comm_overlap = stack.tp_comm_overlap;
     if (pp.free.has(PlanField::dp_overlap)) p.dp_overlap = stack.dp_overlap;
     if (pp.free.has(PlanField::param_gather_overlap)) p.param_gather_overlap = stack.param_gather_overlap;

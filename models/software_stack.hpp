@@ -26,6 +26,7 @@ struct SoftwareStack {
     bool param_gather_overlap = true;
     AttentionKernel attention = AttentionKernel::flash;
     SelectiveRecompute selective = SelectiveRecompute::attention_core;  // what recompute=selective recomputes
+    bool eager_elementwise = false;   // its default: the model's elementwise ops unfused (no torch.compile)
     SpPolicy sequence_parallel = SpPolicy::optional;
     bool interleaved_pipeline = true;
     bool uneven_virtual_stages = false;  // model chunks may hold unequal layer counts (a layout); false: Megatron-LM's

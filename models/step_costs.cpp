@@ -113,7 +113,8 @@ const StepPricer::LayerEntry& StepPricer::layer(const ParallelPlan& p, LayoutEnt
     const std::pair<uint64_t, uint64_t> key{
         uint64_t(p.micro_batch) | uint64_t(p.sp) << 40 | uint64_t(p.precision) << 41 | uint64_t(p.recompute) << 44 |
             uint64_t(p.selective) << 46 | uint64_t(p.attention) << 47 | uint64_t(p.tp_comm_overlap) << 49 | uint64_t(p.ep_overlap) << 52 |
-            uint64_t(p.cp_algorithm) << 53 | uint64_t(p.ep_node_dedup) << 55 | uint64_t(p.fp8_recipe) << 56,
+            uint64_t(p.cp_algorithm) << 53 | uint64_t(p.ep_node_dedup) << 55 | uint64_t(p.fp8_recipe) << 56 |
+            uint64_t(p.eager_elementwise) << 58,
         uint64_t(std::max<long long>(0, p.micro_batches()))};
     auto it = lay.layers.find(key);
     if (it != lay.layers.end()) return it->second;

@@ -1,7 +1,7 @@
 // Mechanisms of PyTorch-native stacks (TorchTitan / FSDP2) that Megatron-style stacks lack (issue 12, other
 // frameworks): the FlashAttention-2 kernel that PyTorch SDPA runs on Hopper instead of a wgmma kernel, and
 // TorchTitan's per-op selective recomputation (every other weight GEMM in forward order saved, everything else but
-// the attention kernel and the TP reduce-scatters run again). Each value below is derived from the model's shapes
+// the attention kernel and the TP reduce-scatters run again), and eager PyTorch's unfused elementwise ops. Each value below is derived from the model's shapes
 // or the chip's stated fractions, so that each check can fail on its own.
 #include <doctest/doctest.h>
 
@@ -12,8 +12,10 @@
 #include "models/memory.hpp"
 #include "models/op_cost.hpp"
 #include "models/published_run.hpp"
+#include "models/scenario.hpp"
 #include "models/software_stack.hpp"
 #include "models/step.hpp"
+#include "hardware/input_error.hpp"
 #include "tests/helpers.hpp"
 
 using namespace podsim;
@@ -225,4 +227,69 @@ TEST_CASE("a published record may state its TP overlap (TorchTitan's async TP); 
     run["settings"]["tp_comm_overlap"] = "sometimes";
     const PublishedRun bad = load(run);
     CHECK(bad.error.find("$[0].settings.tp_comm_overlap") != std::string::npos);
+}
+
+TEST_CASE("eager PyTorch: RMSNorm, RoPE and SwiGLU as separate kernels and HBM passes; LayerNorm and GELU as fused") {
+    const ModelSpec m = llama8b();
+    ParallelPlan fused = titan_plan(), eager = titan_plan();
+    fused.recompute = eager.recompute = Recompute::none;
+    eager.eager_elementwise = true;
+    const LayerOps F = layer_ops(m, fused), E = layer_ops(m, eager);
+    // Bytes per element of the tensor each op reads and writes: fused 4 (norm, RoPE) and 6 (SwiGLU's gate and up
+    // in, its output out); eager, counted from TorchTitan's model code, 36, 20 and 10.
+    const double T = 2.0 * 8192, h = 4096, q = 4096, kv = 1024, f = 14336;
+    CHECK(find_op(F.forward, "norm1").bytes == approx(4 * T * h));
+    CHECK(find_op(E.forward, "norm1").bytes == approx(36 * T * h));
+    CHECK(find_op(E.forward, "norm1").kernels == 7);
+    CHECK(find_op(E.forward, "rope").bytes == approx(20 * T * (q + kv)));
+    CHECK(find_op(E.forward, "rope").kernels == 6);
+    CHECK(find_op(E.forward, "mlp.act").bytes == approx(10 * T * f));
+    CHECK(find_op(E.backward, "norm2.bwd").bytes == approx(2 * 36 * T * h));  // the backward mirrors it
+    CHECK(find_op(E.forward, "residual_dropout1").bytes == approx(find_op(F.forward, "residual_dropout1").bytes));
+    // A GPT layer (LayerNorm, GELU, learned positions): nothing changes.
+    ModelSpec gpt = m;
+    gpt.norm = Norm::layernorm, gpt.activation = Activation::gelu, gpt.position = Position::learned;
+    const LayerOps GF = layer_ops(gpt, fused), GE = layer_ops(gpt, eager);
+    REQUIRE(GF.forward.size() == GE.forward.size());
+    for (size_t i = 0; i < GF.forward.size(); ++i) CHECK(GF.forward[i].bytes == GE.forward[i].bytes);
+    // The step (TorchTitan's selective recomputation, which fits): slower by the extra passes alone.
+    const SystemSpec sys = test::catalog().gpu_system("dgx-h100", 1, "t", "$");
+    ParallelPlan eager_step = titan_plan();
+    eager_step.eager_elementwise = true;
+    const StepResult fast = simulate_step(m, sys, titan_plan()), slow = simulate_step(m, sys, eager_step);
+    REQUIRE(fast.feasible);
+    REQUIRE(slow.feasible);
+    CHECK(slow.step_time_s > fast.step_time_s);
+    CHECK(layer_activation_bytes(m, eager) == approx(layer_activation_bytes(m, fused)));
+}
+
+TEST_CASE("torch.compile is the stack's default unless stated: TorchTitan and DeepSpeed eager, Megatron fused; "
+          "scenarios and records state it") {
+    const auto stacks = load_software_stacks(default_catalog_dir());
+    CHECK(find_stack(stacks, "TorchTitan")->eager_elementwise);
+    CHECK(find_stack(stacks, "DeepSpeed ZeRO-3")->eager_elementwise);
+    CHECK_FALSE(find_stack(stacks, "NeMo 24.07")->eager_elementwise);
+    CHECK_FALSE(find_stack(stacks, "MaxText")->eager_elementwise);
+    const std::string err = test::stack_catalog_error(
+        "bad-eager", [](Json& s) { s["behaviours"]["elementwise_kernels"]["value"] = "compiled"; });
+    CHECK(err.find("$.behaviours.elementwise_kernels.value") != std::string::npos);
+
+    Json j = load_json_file(test::scenario("llama3-70b-partial-16xa3-mega.json"));
+    j["training"]["framework"] = "TorchTitan";
+    CHECK(scenario_from_json(j, "s.json", test::catalog()).plan.eager_elementwise);
+    j["training"]["compile"] = true;
+    CHECK_FALSE(scenario_from_json(j, "s.json", test::catalog()).plan.eager_elementwise);
+    j["training"]["compile"] = "yes";
+    CHECK_THROWS_WITH_AS(scenario_from_json(j, "s.json", test::catalog()),
+                         doctest::Contains("s.json: $.training.compile"), InputError);
+
+    const Json all = load_json_file(test::scenario("validation/torchtitan-h100.json"));
+    const std::string file = test::temp_dir() + "/compile_runs.json";
+    test::write_file(file, all.dump());
+    const auto runs = load_published_runs(file, test::catalog());
+    for (const auto& r : runs) {
+        REQUIRE(r.error.empty());
+        const bool eager = r.id.find("fsdp-eager") != std::string::npos;
+        CHECK_MESSAGE(r.plan.eager_elementwise == eager, r.id);
+    }
 }
