@@ -18,7 +18,8 @@ struct ChipEfficiency {
     double fp8_matmul_peak_fraction = 0;  // the same against the fp8 peak (0: chip has no fp8)
     double attention_peak_fraction = 0;   // fused (flash) attention forward / bf16 peak
     // The FlashAttention-2 kernel on this chip / bf16 peak, where it is not the chip's own fused kernel (Hopper:
-    // warp-level MMA, no wgmma/TMA). Absent in the JSON: attention_peak_fraction (Ampere, where it is the kernel).
+    // warp-level MMA, no wgmma/TMA). Absent in the JSON: attention_peak_fraction (Ampere, where it is the kernel;
+    // Blackwell, where the stacks that would run it ask SDPA for cuDNN first; TPUs).
     double flash2_attention_peak_fraction = 0;
     double memory_bw_fraction = 0;        // streaming kernels / HBM peak
     double kernel_overhead_s = 0;         // fixed cost per kernel launch (GPU) or fused op (TPU)

@@ -111,16 +111,30 @@ void backward_of(const Op& f, std::vector<Op>& out, const ParallelPlan& p) {
     out.push_back(wgrad);
 }
 
-// TorchTitan's selective rule over the weight matrices a GEMM fuses (Op::matrices), continuing the layer's count:
+// TorchTitan's selective rule over the weight matrices a GEMM fuses (Op::matrix_shares), continuing the layer's count:
 // the shares of its N recomputed (even-numbered matrices) and saved (odd-numbered).
 struct AlternateSplit {
     double recomputed = 0, saved = 0;
 };
 AlternateSplit alternate_split(const Op& o, int& matrix) {
     AlternateSplit r;
-    for (double part : o.matrices)
+    for (double part : o.matrix_shares)
         if (part > 0) (++matrix % 2 == 0 ? r.recomputed : r.saved) += part;
     return r;
+}
+
+// The same policy for the ops that are not weight GEMMs: what the backward finds saved. The fused attention kernel's
+// output (SDPA is in the save list; the math path's bmm and softmax are not), the reduce-scatters, and the expert
+// all-to-alls (TorchTitan's later MoE policy saves all_to_all_single); the context-parallel K/V exchange (ring or
+// all-gather) only feeds the attention kernel, whose output is kept, so it does not run again either. Everything
+// else is recomputed.
+enum class AlternateFate { recomputed, saved, not_rerun };
+AlternateFate alternate_fate(const Op& o, const ParallelPlan& p) {
+    if (in_attention_core(o)) return p.attention == AttentionKernel::standard ? AlternateFate::recomputed : AlternateFate::saved;
+    if (o.kind != OpKind::collective) return AlternateFate::recomputed;
+    if (o.comm == CommKind::reduce_scatter || o.comm == CommKind::all_to_all) return AlternateFate::saved;
+    if (o.group == CommGroup::cp) return AlternateFate::not_rerun;
+    return AlternateFate::recomputed;
 }
 
 }  // namespace
@@ -128,13 +142,17 @@ AlternateSplit alternate_split(const Op& o, int& matrix) {
 double alternate_selective_saved_bytes(const ModelSpec& m, const ParallelPlan& p, bool moe) {
     const LayerOps L = layer_ops(m, p, moe);
     const double t = p.tp, T = double(p.micro_batch) * m.seq_len / p.cp, Tn = p.sp ? T / t : T;
-    // The layer's input (the checkpoint's), the attention kernel's output and its fp32 log-sum-exp per head, each
-    // TP reduce-scatter's output, and the odd-numbered weight matrices' outputs.
-    double bytes = kAct * Tn * m.hidden + T * (m.heads / t) * (kAct * m.v_dim() + 4);
+    // The layer's input (the checkpoint's), the fused attention kernel's output and its fp32 log-sum-exp per head,
+    // each reduce-scatter's output (its buffer over the group), each all-to-all's received tokens, and the
+    // odd-numbered weight matrices' outputs.
+    double bytes = kAct * Tn * m.hidden;
+    if (p.attention != AttentionKernel::standard) bytes += T * (m.heads / t) * (kAct * m.v_dim() + 4);
     int matrix = 0;
     for (const auto& o : L.forward) {
-        if (o.kind == OpKind::collective && o.comm == CommKind::reduce_scatter && o.group == CommGroup::tp)
-            bytes += kAct * Tn * m.hidden;
+        if (o.kind == OpKind::collective && alternate_fate(o, p) == AlternateFate::saved)
+            bytes += o.comm == CommKind::reduce_scatter
+                         ? o.comm_bytes / (o.group == CommGroup::etp ? p.expert_tp() : o.group == CommGroup::tp ? p.tp : 1)
+                         : o.comm_bytes;
         if (o.kind != OpKind::matmul || in_attention_core(o)) continue;
         const double rows = o.flops / (2 * o.n * o.k);  // a grouped GEMM's tokens are in its FLOPs
         bytes += kAct * rows * o.n * alternate_split(o, matrix).saved;
@@ -209,7 +227,7 @@ LayerOps layer_ops(const ModelSpec& m, const ParallelPlan& p, bool moe) {
         return m.norm == Norm::rmsnorm ? eager(o, 4, 36, 7) : o;
     };
     auto gated_halves = [&](Op o) {  // a gated MLP's up GEMM holds the gate and the up matrix
-        if (m.gated()) o.matrices[0] = o.matrices[1] = 0.5;
+        if (m.gated()) o.matrix_shares[0] = o.matrix_shares[1] = 0.5;
         return o;
     };
 
@@ -243,7 +261,8 @@ LayerOps layer_ops(const ModelSpec& m, const ParallelPlan& p, bool moe) {
         F.push_back(eager(elementwise("rope", 2 * T * (heads * r + r) * kAct), 4, 20, 6));
     } else {
         Op qkv = chunked(linear("qkv", T, q + kvk + kvv, h));
-        qkv.matrices[0] = q / (q + kvk + kvv), qkv.matrices[1] = kvk / (q + kvk + kvv), qkv.matrices[2] = kvv / (q + kvk + kvv);
+        qkv.matrix_shares[0] = q / (q + kvk + kvv), qkv.matrix_shares[1] = kvk / (q + kvk + kvv),
+        qkv.matrix_shares[2] = kvv / (q + kvk + kvv);
         F.push_back(qkv);
         if (m.position == Position::rope) F.push_back(eager(elementwise("rope", 2 * T * (q + kvk) * kAct), 4, 20, 6));
     }
@@ -412,29 +431,28 @@ LayerOps layer_ops(const ModelSpec& m, const ParallelPlan& p, bool moe) {
     // --- recomputation -------------------------------------------------------------------------------------
     if (p.recompute == Recompute::full) {
         L.recompute = F;
+    } else if (p.recompute == Recompute::selective && p.selective == SelectiveRecompute::alternate_matmuls) {
+        // TorchTitan's per-op policy: the odd-numbered weight matrices' outputs (the first, third, ... in forward
+        // order) are kept with what alternate_fate() keeps; everything else runs again, the even-numbered matrices
+        // as their share of the GEMM that fuses them.
+        int matrix = 0;
+        for (const auto& o : F) {
+            if (o.kind == OpKind::matmul && !in_attention_core(o)) {
+                const double share = alternate_split(o, matrix).recomputed;
+                if (share <= 0) continue;
+                Op r = o;
+                r.n *= share, r.flops *= share, r.bytes *= share;
+                L.recompute.push_back(r);
+            } else if (alternate_fate(o, p) == AlternateFate::recomputed) {
+                L.recompute.push_back(o);
+            }
+        }
     } else if (p.recompute == Recompute::selective && p.attention == AttentionKernel::standard) {
         L.recompute = core_fwd;  // Korthikanti et al. 2022: recompute only the attention core
     } else if (p.recompute == Recompute::minimal) {
         for (const auto& o : F)  // weight-GEMM outputs are saved; everything between them is recomputed
             if (o.kind == OpKind::elementwise || in_attention_core(o))
                 L.recompute.push_back(o);
-    } else if (p.recompute == Recompute::selective && p.selective == SelectiveRecompute::alternate_matmuls) {
-        // TorchTitan's per-op policy: the attention kernel's output and the TP reduce-scatters are saved, and the
-        // odd-numbered weight matrices' outputs (the first, third, ... in forward order); everything else runs
-        // again, the even-numbered matrices as their share of the GEMM that fuses them.
-        int matrix = 0;
-        for (const auto& o : F) {
-            if (in_attention_core(o) || (o.kind == OpKind::collective && o.comm == CommKind::reduce_scatter)) continue;
-            if (o.kind != OpKind::matmul) {
-                L.recompute.push_back(o);
-                continue;
-            }
-            const double share = alternate_split(o, matrix).recomputed;
-            if (share <= 0) continue;
-            Op r = o;
-            r.n *= share, r.flops *= share, r.bytes *= share;
-            L.recompute.push_back(r);
-        }
     }
     add_quantize_ops(L, p);  // after the mirror and the recomputation lists, which must not copy the casts
     return L;

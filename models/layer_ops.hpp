@@ -53,7 +53,7 @@ struct Op {
     bool flash2 = false;  // the attention core as the FlashAttention-2 kernel (ChipEfficiency::flash2_attention_peak_fraction)
     // The weight matrices a GEMM fuses, as shares of its N in the order the forward multiplies by them (QKV: q, k,
     // v; a gated MLP's up: gate, up); one matrix otherwise. TorchTitan's selective recomputation counts them.
-    double matrices[3] = {1, 0, 0};
+    double matrix_shares[3] = {1, 0, 0};
     // A GEMM decomposed along M into this many sequential pieces so a TP collective can run piece by piece under it
     // (Transformer Engine userbuffers / XLA collective matmul: one piece per TP rank). Each piece is a GEMM of M/chunks
     // rows with its own launch.

@@ -72,8 +72,12 @@ MemoryBreakdown memory_per_device(const ModelSpec& m, const ParallelPlan& p, con
     r.master_bytes = p.master_weight_bytes * sharded(p.zero >= 1);
     r.gradients_bytes = p.grad_reduce_bytes * sharded(p.zero >= 2);
     r.optimizer_bytes = 8 * sharded(p.zero >= 1);
-    const double per_layer = layer_activation_bytes(m, p);
-    const double per_moe_layer = in.moe_layers > 0 ? layer_activation_bytes(m, p, true) : 0;
+    const bool alternate = p.recompute == Recompute::selective && p.selective == SelectiveRecompute::alternate_matmuls;
+    const double per_layer = alternate && in.alternate_saved_bytes >= 0 ? in.alternate_saved_bytes
+                                                                         : layer_activation_bytes(m, p);
+    const double per_moe_layer = in.moe_layers == 0                               ? 0
+                                 : alternate && in.alternate_saved_moe_bytes >= 0 ? in.alternate_saved_moe_bytes
+                                                                                  : layer_activation_bytes(m, p, true);
     const int off_moe = in.offload_moe_layers, off_dense = in.offload_layers - off_moe;
     r.activations_bytes = (per_layer * (in.layers_on_stage - in.moe_layers - off_dense) +
                            per_moe_layer * (in.moe_layers - off_moe)) *
@@ -92,10 +96,13 @@ MemoryBreakdown memory_per_device(const ModelSpec& m, const ParallelPlan& p, con
     // recomputation, and under context parallelism by all-gather the whole sequence's K and V).
     const double loss_phase = in.last_stage ? T * double(m.vocab) / p.tp * (2 + 4) : 0;
     double layer_phase = 0;
-    if (p.recompute == Recompute::full) {
+    if (p.recompute == Recompute::full || alternate) {
+        // The layer being back-propagated holds what its recomputation rebuilt: everything a layer saves without
+        // recomputation, less what the policy kept.
         ParallelPlan none = p;
         none.recompute = Recompute::none;
-        layer_phase += layer_activation_bytes(m, none, in.moe_layers > 0);
+        const bool moe = in.moe_layers > 0;
+        layer_phase += layer_activation_bytes(m, none, moe) - (alternate ? (moe ? per_moe_layer : per_layer) : 0);
     }
     if (p.cp > 1 && p.cp_algorithm == ParallelPlan::CpAlgorithm::all_gather)
         layer_phase += 2 * double(p.micro_batch) * m.seq_len * std::max(1.0, double(m.kv_heads) / p.tp) *

@@ -39,6 +39,10 @@ struct MemoryInputs {
     int offload_layers = 0;
     int offload_moe_layers = 0;
     double host_bytes_per_device = 0;
+    // TorchTitan's selective recomputation (alternate_matmuls): the bytes a dense / MoE layer keeps, counted once
+    // by the caller over the layer's ops (layer_ops.hpp); negative: memory_per_device counts them itself.
+    double alternate_saved_bytes = -1;
+    double alternate_saved_moe_bytes = -1;
 };
 
 // Activation bytes one layer saves for one micro-batch on one device (Korthikanti et al. 2022, sec. 4,

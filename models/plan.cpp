@@ -114,6 +114,14 @@ const std::vector<ChoiceDoc>& fp8_recipe_docs() {
 const char* to_string(AttentionKernel a) {
     return a == AttentionKernel::flash ? "flash" : a == AttentionKernel::flash2 ? "flash2" : "standard";
 }
+AttentionKernel attention_kernel_at(const JsonObject& o, const char* key) {
+    const std::string a = o.one_of(key, {"standard", "flash", "flash2"});
+    return a == "flash" ? AttentionKernel::flash : a == "flash2" ? AttentionKernel::flash2 : AttentionKernel::standard;
+}
+TpOverlap tp_overlap_at(const JsonObject& o, const char* key) {
+    const std::string t = o.one_of(key, {"none", "backward", "full"});
+    return t == "none" ? TpOverlap::none : t == "backward" ? TpOverlap::backward : TpOverlap::full;
+}
 const char* to_string(SelectiveRecompute s) {
     return s == SelectiveRecompute::alternate_matmuls ? "alternate_matmuls" : "attention_core";
 }
@@ -209,8 +217,7 @@ PartialPlan plan_from_json(const JsonObject& par, const JsonObject& batch, const
         p.schedule = p.vpp > 1 ? Schedule::interleaved : Schedule::one_f_one_b;
     }
     if (free_if_absent(par, "tp_comm_overlap", PlanField::tp_comm_overlap)) {
-        const auto t = par.one_of("tp_comm_overlap", {"none", "backward", "full"});
-        p.tp_comm_overlap = t == "none" ? TpOverlap::none : t == "backward" ? TpOverlap::backward : TpOverlap::full;
+        p.tp_comm_overlap = tp_overlap_at(par, "tp_comm_overlap");
     }
     if (free_if_absent(par, "dp_overlap", PlanField::dp_overlap)) p.dp_overlap = par.boolean("dp_overlap");
     if (free_if_absent(par, "param_gather_overlap", PlanField::param_gather_overlap))
@@ -245,10 +252,7 @@ PartialPlan plan_from_json(const JsonObject& par, const JsonObject& batch, const
     // Checked against the model's layers, the split and the system by check_split (models/result_checks.cpp).
     if (free_if_absent(tr, "offload_layers", PlanField::offload_layers))
         p.offload_layers = tr.count("offload_layers", 0, limits::max_parallel_degree);
-    if (free_if_absent(tr, "attention", PlanField::attention)) {
-        const std::string a = tr.one_of("attention", {"standard", "flash", "flash2"});
-        p.attention = a == "flash" ? AttentionKernel::flash : a == "flash2" ? AttentionKernel::flash2 : AttentionKernel::standard;
-    }
+    if (free_if_absent(tr, "attention", PlanField::attention)) p.attention = attention_kernel_at(tr, "attention");
     // Bytes per element on the wire: fp8 (1) to fp32 (4); 0.5 for 4-bit formats.
     p.grad_reduce_bytes = tr.number_in("grad_reduce_bytes", 0.5, 8, p.grad_reduce_bytes);
     p.param_gather_bytes = tr.number_in("param_gather_bytes", 0.5, 8, p.param_gather_bytes);

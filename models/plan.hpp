@@ -30,9 +30,10 @@ const std::vector<ChoiceDoc>& fp8_recipe_docs();
 const char* efficiency_class(Precision p);
 bool in_fp8_efficiency_class(Precision p);
 // standard: scores materialized (Megatron-LM 2021); flash: a fused kernel of the chip's own generation (FlashAttention-3
-// / cuDNN fused attention on Hopper, FlashAttention-2 on Ampere, Pallas splash on TPU); flash2: the FlashAttention-2
-// kernel on any chip (warp-level MMA: on Hopper it cannot use the wgmma/TMA path, so it runs at the chip's
-// flash2_attention_peak_fraction; PyTorch SDPA's default backend there).
+// / cuDNN fused attention on Hopper, FlashAttention-2 on Ampere, Pallas splash on TPU); flash2: PyTorch SDPA's
+// FlashAttention-2 kernel (warp-level MMA: on Hopper it cannot use the wgmma/TMA path, so it runs at the chip's
+// flash2_attention_peak_fraction; a chip without that figure prices it as its own kernel: Ampere, where it is,
+// and Blackwell, where TorchTitan asks SDPA for cuDNN first).
 enum class AttentionKernel { standard, flash, flash2 };
 // What `selective` recomputation recomputes: attention_core (Korthikanti et al. 2022: the attention core, nothing
 // under a flash kernel); alternate_matmuls (TorchTitan's per-op policy: every op is recomputed except the attention
@@ -59,6 +60,9 @@ const char* to_string(Precision p);
 const char* to_string(Fp8Recipe r);
 const char* to_string(AttentionKernel a);
 const char* to_string(SelectiveRecompute s);
+// The attention kernel / TP overlap a JSON field names (one_of: an unknown name is an error naming the path).
+AttentionKernel attention_kernel_at(const JsonObject& o, const char* key);
+TpOverlap tp_overlap_at(const JsonObject& o, const char* key);
 const char* to_string(TpOverlap t);
 
 struct ParallelPlan {

@@ -213,8 +213,7 @@ PublishedRun read_run(const JsonObject& o, const Catalog& cat, const std::vector
     if (set.has("compile")) p.eager_elementwise = !set.boolean("compile");  // torch.compile, where the source says
     if (set.has("tp_comm_overlap")) {
         // As the source states it (TorchTitan's async TP, NeMo's tp_comm_overlap switch); else the stack's default.
-        const std::string v = set.one_of("tp_comm_overlap", {"none", "backward", "full"});
-        p.tp_comm_overlap = v == "none" ? TpOverlap::none : v == "backward" ? TpOverlap::backward : TpOverlap::full;
+        p.tp_comm_overlap = tp_overlap_at(set, "tp_comm_overlap");
     }
     const std::string ddp = par.opt_string("ddp_impl").value_or("");
     if (ddp == "local") {
@@ -226,20 +225,23 @@ PublishedRun read_run(const JsonObject& o, const Catalog& cat, const std::vector
     r.assumptions.push_back(std::string("TP communication overlap: ") + to_string(p.tp_comm_overlap));
     r.assumptions.push_back(std::string("attention kernel ") + to_string(p.attention));
     if (p.eager_elementwise) r.assumptions.push_back("elementwise ops eager (no torch.compile)");
+    if (p.selective == SelectiveRecompute::alternate_matmuls)
+        r.assumptions.push_back("selective recomputation as TorchTitan's per-op policy (every other weight GEMM kept)");
 
     // Precision as the record's text states it; absent: the completion picks.
     if (set.has("precision")) {
         const std::string precision = lower(set.string("precision"));
         // The format the text names (torchao calls fp8 "Float8"); a text naming none is an error, not bf16.
+        const bool fp4 = has(precision, "fp4"), int8 = has(precision, "int8") || has(precision, "aqt");
         const bool fp8 = has(precision, "fp8") || has(precision, "float8");
         const bool fp16 = (has(precision, "fp16") || has(precision, "float16")) && !has(precision, "bf16 act") &&
                           !has(precision, "bfloat16");
         const bool bf16 = has(precision, "bf16") || has(precision, "bfloat16");
-        if (!has(precision, "fp4") && !has(precision, "int8") && !has(precision, "aqt") && !fp8 && !fp16 && !bf16)
+        if (!fp4 && !int8 && !fp8 && !fp16 && !bf16)
             set.fail("precision", "expected a precision that names bf16 (bfloat16), fp16 (float16), fp8 (float8), "
                                   "int8 (AQT) or fp4 (NVFP4); got \"" + set.string("precision") + "\"");
-        p.precision = has(precision, "fp4") ? Precision::fp4  // "fp4", "nvfp4"; before fp8: "nvfp4, fp8 ..."
-                      : has(precision, "int8") || has(precision, "aqt") ? Precision::int8
+        p.precision = fp4 ? Precision::fp4  // "fp4", "nvfp4"; before fp8: "nvfp4, fp8 ..."
+                      : int8 ? Precision::int8
                       : fp8 ? Precision::fp8
                       : fp16 ? Precision::fp16
                              : Precision::bf16;
@@ -312,9 +314,11 @@ PublishedPrediction simulate_published(const PublishedRun& run, const StepOption
     while (!out.step.memory.fits && plan.recompute != Recompute::full) {
         plan.offload_layers = 0;
         const Recompute from = plan.recompute;
-        plan.recompute = from == Recompute::none ? Recompute::selective
-                         : from == Recompute::selective ? Recompute::minimal
-                                                        : Recompute::full;
+        // (TorchTitan's selective policy already keeps less than minimal, and the stack has no minimal mode.)
+        const bool alternate = plan.selective == SelectiveRecompute::alternate_matmuls;
+        plan.recompute = from == Recompute::none                     ? Recompute::selective
+                         : from == Recompute::selective && !alternate ? Recompute::minimal
+                                                                      : Recompute::full;
         out.escalation = std::string("recompute ") + to_string(stated) + " does not fit our memory model; " +
                          "simulated with " + to_string(plan.recompute);
         out.step = simulate_step(run.model, run.system, plan, price_only);

@@ -142,7 +142,7 @@ void add_quantize_ops(LayerOps& L, const ParallelPlan& p) {
         return out;
     };
     L.forward = forward(L.forward, false);
-    L.recompute = forward(L.recompute, true);  // only full recomputation repeats GEMMs; the rest keep the copies
+    L.recompute = forward(L.recompute, true);  // full and TorchTitan's selective recomputation repeat GEMMs
 
     // Backward: the output gradient dY[M,N] for the dgrad and, transposed, for the wgrad; the dgrad dY . W^T has
     // m = M, n = K, k = N.

@@ -57,17 +57,11 @@ SoftwareStack read_stack(const JsonObject& o) {
         s.sources[key] = src;
         return e;
     };
-    {
-        const auto t = entry("tp_comm_overlap").one_of("value", {"none", "backward", "full"});
-        s.tp_comm_overlap = t == "none" ? TpOverlap::none : t == "backward" ? TpOverlap::backward : TpOverlap::full;
-    }
+    s.tp_comm_overlap = tp_overlap_at(entry("tp_comm_overlap"), "value");
     s.dp_overlap = entry("dp_overlap").boolean("value");
     s.grad_reduce_bytes = entry("grad_reduce_bytes").number_in("value", 0.5, 8);
     s.param_gather_overlap = entry("param_gather_overlap").boolean("value");
-    {
-        const auto a = entry("attention").one_of("value", {"standard", "flash", "flash2"});
-        s.attention = a == "flash" ? AttentionKernel::flash : a == "flash2" ? AttentionKernel::flash2 : AttentionKernel::standard;
-    }
+    s.attention = attention_kernel_at(entry("attention"), "value");
     s.selective = entry("selective_recompute").one_of("value", {"attention_core", "alternate_matmuls"}) == "alternate_matmuls"
                       ? SelectiveRecompute::alternate_matmuls
                       : SelectiveRecompute::attention_core;

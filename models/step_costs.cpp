@@ -106,16 +106,24 @@ StepPricer::LayoutEntry& StepPricer::layout(const ParallelPlan& p) {
     return e;
 }
 
-const StepPricer::LayerEntry& StepPricer::layer(const ParallelPlan& p, LayoutEntry& lay, const CostContext& ctx) {
-    // Everything layer_ops and the op costs read from the plan besides the layout (tests/test_step_costs.cpp
-    // checks a cached pricer against a fresh one on varied plans).
-    // The micro-batch count: quantized weights cached across a step's micro-batches cost their share of each.
-    const std::pair<uint64_t, uint64_t> key{
+namespace {
+
+// Everything layer_ops and the op costs read from the plan besides the layout (tests/test_one_step.cpp checks a
+// cached pricer against a fresh one on varied plans). The micro-batch count: quantized weights cached across a
+// step's micro-batches cost their share of each.
+std::pair<uint64_t, uint64_t> layer_key(const ParallelPlan& p) {
+    return {
         uint64_t(p.micro_batch) | uint64_t(p.sp) << 40 | uint64_t(p.precision) << 41 | uint64_t(p.recompute) << 44 |
             uint64_t(p.selective) << 46 | uint64_t(p.attention) << 47 | uint64_t(p.tp_comm_overlap) << 49 | uint64_t(p.ep_overlap) << 52 |
             uint64_t(p.cp_algorithm) << 53 | uint64_t(p.ep_node_dedup) << 55 | uint64_t(p.fp8_recipe) << 56 |
             uint64_t(p.eager_elementwise) << 58,
         uint64_t(std::max<long long>(0, p.micro_batches()))};
+}
+
+}  // namespace
+
+const StepPricer::LayerEntry& StepPricer::layer(const ParallelPlan& p, LayoutEntry& lay, const CostContext& ctx) {
+    const std::pair<uint64_t, uint64_t> key = layer_key(p);
     auto it = lay.layers.find(key);
     if (it != lay.layers.end()) return it->second;
     ++layer_entries_;
@@ -276,6 +284,14 @@ void StepPricer::price(const ParallelPlan& p, StepCosts& out, bool detail) {
             in.offload_moe_layers = moe_count(0, in.offload_layers);
         }
         if (sys_.is_gpu) in.host_bytes_per_device = sys_.node.host_memory_bytes_per_gpu();
+        if (p.recompute == Recompute::selective && p.selective == SelectiveRecompute::alternate_matmuls) {
+            // What TorchTitan's per-op policy keeps is counted over the layer's ops: once per layout and layer key.
+            auto [at, added] = lay.alternate_saved.try_emplace(layer_key(p));
+            if (added)
+                at->second = {alternate_selective_saved_bytes(m_, p, false),
+                              moe ? alternate_selective_saved_bytes(m_, p, true) : 0.0};
+            in.alternate_saved_bytes = at->second.first, in.alternate_saved_moe_bytes = at->second.second;
+        }
         MemoryBreakdown mem = memory_per_device(m_, p, chip, in);
         if (mem.total_bytes > out.memory.total_bytes) out.memory = mem;
     }

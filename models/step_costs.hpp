@@ -133,6 +133,8 @@ private:
         GroupNetwork dpnet, fsdpnet, dcnnet, edpnet;
         NetLevel pp_link;  // between neighbouring stages
         std::unordered_map<std::pair<uint64_t, uint64_t>, LayerEntry, PairHash> layers;
+        // TorchTitan's selective recomputation: bytes a dense and an MoE layer keep (memory.hpp's MemoryInputs).
+        std::unordered_map<std::pair<uint64_t, uint64_t>, std::pair<double, double>, PairHash> alternate_saved;
     };
     LayoutEntry& layout(const ParallelPlan& p);
     const LayerEntry& layer(const ParallelPlan& p, LayoutEntry& lay, const CostContext& ctx);

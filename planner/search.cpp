@@ -252,8 +252,8 @@ SearchResult search_plans(const Scenario& s, const Catalog& cat, const Reliabili
     std::sort(res.ranked.begin(), res.ranked.end(), [](const RankedPlan& a, const RankedPlan& b) {
         return a.score < b.score || (a.score == b.score && a.enumeration_index < b.enumeration_index);
     });
-    // Plans that differ only in a setting with no effect here (selective recomputation under flash attention,
-    // ZeRO-1 without data parallelism) give identical results: fold them into the first.
+    // Plans that differ only in a setting with no effect here (Megatron's selective recomputation under flash
+    // attention, ZeRO-1 without data parallelism) give identical results: fold them into the first.
     std::vector<RankedPlan> folded;
     for (auto& rp : res.ranked) {
         auto same = std::find_if(folded.begin(), folded.end(), [&](const RankedPlan& k) {

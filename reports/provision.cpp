@@ -125,7 +125,12 @@ FrameworkSettings megatron_settings(const SystemSpec& sys, const ModelSpec& m, c
     }
     switch (p.recompute) {
         case Recompute::none: break;
-        case Recompute::selective: add("--recompute-granularity", "selective"); break;
+        case Recompute::selective:
+            add("--recompute-granularity", "selective");
+            if (p.selective == SelectiveRecompute::alternate_matmuls)
+                f.notes.push_back("the plan was priced with TorchTitan's per-op selective recomputation; Megatron-LM's "
+                                  "selective recomputes only the attention core and keeps more activations");
+            break;
         case Recompute::minimal:
             add("--recompute-granularity", "selective");
             f.notes.push_back("podsim's minimal recomputation (every non-GEMM op) has no exact Megatron-LM flag; "
@@ -153,6 +158,9 @@ FrameworkSettings megatron_settings(const SystemSpec& sys, const ModelSpec& m, c
             f.notes.push_back("Megatron-LM has no int8 training; these settings run the GEMMs in bf16");
     }
     if (p.attention != AttentionKernel::standard) add("--use-flash-attn");
+    if (p.attention == AttentionKernel::flash2)
+        f.notes.push_back("the plan was priced with FlashAttention-2 (PyTorch SDPA's kernel); Megatron-LM with Transformer "
+                          "Engine runs the chip's own fused attention, faster on Hopper");
     if (p.tp_comm_overlap != TpOverlap::none) {
         const Layout lay = layout_for(sys, p);
         if (!sp)

@@ -155,17 +155,37 @@ TEST_CASE("a pricer that has priced other plans prices a plan as a fresh one doe
         plans[i].ep_overlap = !plans[i].ep_overlap;
         plans[i].ep_node_dedup = i % 2;
         plans[i].tp_comm_overlap = i % 3 == 0 ? TpOverlap::full : TpOverlap::none;
-        plans[i].selective = i % 2 ? SelectiveRecompute::alternate_matmuls : SelectiveRecompute::attention_core;
+        // A third of these with TorchTitan's selective recomputation, a third with that and eager elementwise ops.
+        // (By i / 7 modulo 3: the comparison below samples a stride that is a multiple of 7 but not of 21.)
+        if (const size_t r = (i / 7) % 3; r > 0) {
+            plans[i].recompute = Recompute::selective;
+            plans[i].selective = SelectiveRecompute::alternate_matmuls;
+            plans[i].eager_elementwise = r == 2;
+        }
         if (i % 5 == 0) plans[i].attention = AttentionKernel::flash2;
     }
-    int compared = 0;
+    int compared = 0, alternate = 0, eager = 0, flash2 = 0;
     StepCosts a;
     for (size_t i = 0; i < plans.size(); i += std::max<size_t>(1, plans.size() / 400)) {
+        // Twins that differ from the plan in one switch each go into the warm cache first: a switch missing from
+        // the key would hand the plan its twin's costs.
+        ParallelPlan twin = plans[i];
+        twin.selective = twin.selective == SelectiveRecompute::alternate_matmuls ? SelectiveRecompute::attention_core
+                                                                               : SelectiveRecompute::alternate_matmuls;
+        warm.price(twin, a, false);
+        twin = plans[i];
+        twin.eager_elementwise = !twin.eager_elementwise;
+        warm.price(twin, a, false);
+        twin = plans[i];
+        twin.attention = twin.attention == AttentionKernel::flash2 ? AttentionKernel::flash : AttentionKernel::flash2;
+        warm.price(twin, a, false);
         warm.price(plans[i], a, false);
         const StepCosts b = price_step(s.model, s.system, plans[i], timer);
         REQUIRE(a.reject == b.reject);
         if (a.reject != Reject::none) continue;
         ++compared;
+        alternate += plans[i].selective == SelectiveRecompute::alternate_matmuls;
+        eager += plans[i].eager_elementwise, flash2 += plans[i].attention == AttentionKernel::flash2;
         REQUIRE(a.chunks.size() == b.chunks.size());
         for (size_t k = 0; k < a.chunks.size(); ++k) {
             CHECK(a.chunks[k].fwd_s == b.chunks[k].fwd_s);
@@ -177,6 +197,9 @@ TEST_CASE("a pricer that has priced other plans prices a plan as a fresh one doe
     }
     MESSAGE(compared << " feasible plans compared");
     CHECK(compared > 20);
+    CHECK(alternate > 5);  // the varied switches were compared on both sides
+    CHECK(eager > 2);
+    CHECK(flash2 > 5);
 }
 
 TEST_CASE("an impossible split is priced as reasons only, with their JSON paths") {
