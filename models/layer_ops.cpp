@@ -431,7 +431,7 @@ LayerOps layer_ops(const ModelSpec& m, const ParallelPlan& p, bool moe) {
     // --- recomputation -------------------------------------------------------------------------------------
     if (p.recompute == Recompute::full) {
         L.recompute = F;
-    } else if (p.recompute == Recompute::selective && p.selective == SelectiveRecompute::alternate_matmuls) {
+    } else if (p.per_op_selective()) {
         // TorchTitan's per-op policy: the odd-numbered weight matrices' outputs (the first, third, ... in forward
         // order) are kept with what alternate_fate() keeps; everything else runs again, the even-numbered matrices
         // as their share of the GEMM that fuses them.

@@ -14,7 +14,7 @@ double layer_activation_bytes(const ModelSpec& m, const ParallelPlan& p, bool mo
     const double q = heads * m.qk_head_dim(), kv = std::max(1.0, m.kv_heads / t) * (m.qk_head_dim() + m.v_dim()) / 2;
     const double mask = m.dropout ? 1 : 0;
     if (p.recompute == Recompute::full) return 2 * T * h / (p.sp ? t : 1);  // only the layer input
-    if (p.recompute == Recompute::selective && p.selective == SelectiveRecompute::alternate_matmuls)
+    if (p.per_op_selective())
         return alternate_selective_saved_bytes(m, p, moe);
     // The MLP's saved tensors per token position: a dense MLP's up output(s) and activation output; an MoE
     // layer's router probabilities, the permuted tokens, each local expert's up and activation outputs for the
@@ -72,7 +72,7 @@ MemoryBreakdown memory_per_device(const ModelSpec& m, const ParallelPlan& p, con
     r.master_bytes = p.master_weight_bytes * sharded(p.zero >= 1);
     r.gradients_bytes = p.grad_reduce_bytes * sharded(p.zero >= 2);
     r.optimizer_bytes = 8 * sharded(p.zero >= 1);
-    const bool alternate = p.recompute == Recompute::selective && p.selective == SelectiveRecompute::alternate_matmuls;
+    const bool alternate = p.per_op_selective();
     const double per_layer = alternate && in.alternate_saved_bytes >= 0 ? in.alternate_saved_bytes
                                                                          : layer_activation_bytes(m, p);
     const double per_moe_layer = in.moe_layers == 0                               ? 0

@@ -120,6 +120,10 @@ struct ParallelPlan {
     // all-reduces whole gradients anyway.
     bool grad_sync_reduce_scatter() const { return zero >= 1 && !(zero_grad_all_reduce && zero == 1); }
     int chips() const { return dp * tp * pp * cp; }
+    // Selective recomputation as TorchTitan's per-op policy (layer_ops.cpp builds it, memory.cpp counts it).
+    bool per_op_selective() const {
+        return recompute == Recompute::selective && selective == SelectiveRecompute::alternate_matmuls;
+    }
     int expert_tp() const { return etp > 0 ? etp : tp; }
     // Expert data parallelism: the copies of each expert (tp x cp x dp = etp x ep x edp).
     // (In 64 bits: etp x ep need not fit an int; the result does where check_split admits the plan.)

@@ -284,7 +284,7 @@ void StepPricer::price(const ParallelPlan& p, StepCosts& out, bool detail) {
             in.offload_moe_layers = moe_count(0, in.offload_layers);
         }
         if (sys_.is_gpu) in.host_bytes_per_device = sys_.node.host_memory_bytes_per_gpu();
-        if (p.recompute == Recompute::selective && p.selective == SelectiveRecompute::alternate_matmuls) {
+        if (p.per_op_selective()) {
             // What TorchTitan's per-op policy keeps is counted over the layer's ops: once per layout and layer key.
             auto [at, added] = lay.alternate_saved.try_emplace(layer_key(p));
             if (added)
