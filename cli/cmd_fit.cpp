@@ -1,5 +1,5 @@
 // podsim fit: derive a chip's GEMM efficiency for one precision class from published end-to-end runs.
-// Half the matching runs (alternate ones, in file order) fit the single number; the other half are held out and
+// Half the matching dense runs (alternate ones, in file order) fit the single number; the other half are held out and
 // their error is reported, so the fit can be judged on runs it did not see.
 #include <cmath>
 #include <fmt/format.h>
@@ -50,7 +50,10 @@ int cmd_fit(const Args& args) {
     std::vector<PublishedRun> all;
     for (const auto& f : files)
         for (auto& r : load_published_runs(f, cat))
-            if (r.error.empty() && r.system.chip.id == c->id && in_class(r.plan.precision)) all.push_back(std::move(r));
+            // Dense runs only: an MoE run's error is mostly its routing and expert mechanisms (dispatch, grouped
+            // GEMMs, load skew), which one dense GEMM efficiency must not absorb.
+            if (r.error.empty() && r.system.chip.id == c->id && in_class(r.plan.precision) && !r.model.moe.enabled())
+                all.push_back(std::move(r));
     if (all.size() < 2) throw UsageError("fit: fewer than two published runs on " + c->id + " at " + precision);
     std::vector<const PublishedRun*> train, held;
     for (size_t i = 0; i < all.size(); ++i) (i % 2 == 0 ? train : held).push_back(&all[i]);

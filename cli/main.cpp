@@ -90,8 +90,8 @@ recomputation mode that fits (the run did fit, so it recomputed more); the note 
     {"fit", R"(usage: podsim fit RUNS.json... --chip ID --precision 16bit|fp8 [--out PROFILE.json]
 
 Derives one number, the chip's achieved GEMM efficiency for a precision class, from published
-end-to-end training runs on that chip: alternate runs (in file order) are fitted, the others are
-held out and their error printed. With --out, writes a profile for hardware/profiles/ that every
+end-to-end training runs on that chip: alternate dense runs (in file order) are fitted, the others
+are held out and their error printed (MoE runs stay out: their error is their routing's, not the GEMMs'). With --out, writes a profile for hardware/profiles/ that every
 later plan on that chip and precision uses (and names in its output). Kernel calibration
 (podsim calibrate, issue #4) will replace these with measured profiles.
 )"},

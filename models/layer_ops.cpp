@@ -137,6 +137,64 @@ AlternateFate alternate_fate(const Op& o, const ParallelPlan& p) {
     return AlternateFate::recomputed;
 }
 
+// Recomputation by named tensors (Recompute::names) as XLA's autodiff runs it: the backward needs the Q/K/V
+// projections (the attention's backward), the attention output (the projection's weight gradient and the attention's
+// backward), the projection's output (the second norm's input is the residual plus it), the MLP's up outputs (the
+// activation's backward), the router's scores and the experts' outputs (the routing weights' gradient); not a dense
+// MLP's down projection's output, which only feeds the next layer's input (kept as that layer's), nor in a parallel
+// block the attention projection's. What the policy does not keep of these runs again from the layer input, with the
+// collectives that feed it; the elementwise ops between the GEMMs always do (jax.checkpoint; MaxText decoders.py).
+void named_recompute(const std::vector<Op>& F, const ModelSpec& m, const ParallelPlan& p, std::vector<Op>& out) {
+    const RematNames& r = p.remat;
+    auto unkept = [&](RematTensor t) { return r.kept(t) ? 0.0 : 1.0; };
+    const bool core = !r.kept(RematTensor::context);
+    const bool proj = !m.parallel_block && !r.kept(RematTensor::out_proj);
+    const bool qkv_all = r.kept(RematTensor::query) && r.kept(RematTensor::key) && r.kept(RematTensor::value);
+    auto share = [&](const Op& o, RematTensor a, RematTensor b, RematTensor c) {
+        return o.matrix_shares[0] * unkept(a) + o.matrix_shares[1] * unkept(b) + o.matrix_shares[2] * unkept(c);
+    };
+    double qkv_share = 0, up_share = 0, moe_up_share = 0;
+    bool moe_down = false, moe_layer = false;
+    for (const auto& o : F) {
+        if (o.name == "qkv") qkv_share = share(o, RematTensor::query, RematTensor::key, RematTensor::value);
+        if (o.name.rfind("mla.", 0) == 0 && o.kind == OpKind::matmul && !qkv_all) qkv_share = 1;
+        if (o.name == "mlp.up" || o.name == "moe.shared.up")
+            up_share = std::max(up_share, share(o, RematTensor::mlp_wi_0, RematTensor::mlp_wi_1, RematTensor::mlp_wo));
+        if (o.name == "moe.experts.up")
+            moe_layer = true, moe_up_share = share(o, RematTensor::moe_wi_0, RematTensor::moe_wi_1, RematTensor::moe_wo);
+        if (o.name == "moe.experts.down") moe_down = !r.kept(RematTensor::moe_wo);
+    }
+    for (const auto& o : F) {
+        double part = 0;  // the share of the op that runs again
+        if (in_attention_core(o)) {
+            // Standard attention keeping its output still needs the softmax's (the scores' gradient).
+            part = core || o.role == OpRole::attention_softmax || o.name == "core.qk";
+        } else if (o.kind == OpKind::matmul) {
+            if (o.name == "qkv") part = qkv_share;
+            else if (o.name.rfind("mla.", 0) == 0) part = qkv_all ? 0 : 1;
+            else if (o.name == "attn.proj") part = proj;
+            else if (o.name == "mlp.up" || o.name == "moe.shared.up")
+                part = share(o, RematTensor::mlp_wi_0, RematTensor::mlp_wi_1, RematTensor::mlp_wo);
+            else if (o.name == "moe.router") part = 1;
+            else if (o.name == "moe.experts.up") part = moe_up_share;
+            else if (o.name == "moe.experts.down") part = moe_down;
+        } else if (o.kind == OpKind::collective) {
+            if (o.group == CommGroup::cp) part = core;
+            else if (o.name == "sp.all_gather.attn") part = qkv_share > 0;
+            else if (o.name == "tp.reduce.attn" || o.name == "tp.reduce.block") part = proj;
+            else if (o.name == "sp.all_gather.mlp") part = up_share > 0 || moe_layer;
+            else if (o.name == "ep.dispatch" || o.name == "etp.all_gather") part = moe_up_share > 0;
+            else if (o.name == "ep.combine" || o.name == "etp.reduce_scatter") part = moe_down;
+        } else {
+            part = o.name == "residual_dropout2" ? 0 : 1;
+        }
+        if (part <= 0) continue;
+        Op c = o;
+        if (part < 1) c.n *= part, c.flops *= part, c.bytes *= part;
+        out.push_back(c);
+    }
+}
+
 }  // namespace
 
 double alternate_selective_saved_bytes(const ModelSpec& m, const ParallelPlan& p, bool moe) {
@@ -429,7 +487,11 @@ LayerOps layer_ops(const ModelSpec& m, const ParallelPlan& p, bool moe) {
     }
 
     // --- recomputation -------------------------------------------------------------------------------------
-    if (p.recompute == Recompute::full) {
+    if (p.recompute == Recompute::full && p.recompute_needed_only) {
+        ParallelPlan input_only = p;  // the layer input kept, nothing else: what the backward needs runs again
+        input_only.remat = RematNames{};
+        named_recompute(F, m, input_only, L.recompute);
+    } else if (p.recompute == Recompute::full) {
         L.recompute = F;
     } else if (p.per_op_selective()) {
         // TorchTitan's per-op policy: the odd-numbered weight matrices' outputs (the first, third, ... in forward
@@ -453,6 +515,8 @@ LayerOps layer_ops(const ModelSpec& m, const ParallelPlan& p, bool moe) {
         for (const auto& o : F)  // weight-GEMM outputs are saved; everything between them is recomputed
             if (o.kind == OpKind::elementwise || in_attention_core(o))
                 L.recompute.push_back(o);
+    } else if (p.recompute == Recompute::names) {
+        named_recompute(F, m, p, L.recompute);
     }
     add_quantize_ops(L, p);  // after the mirror and the recomputation lists, which must not copy the casts
     return L;

@@ -7,6 +7,39 @@
 
 namespace podsim {
 
+namespace {
+
+// The bytes of a layer's named tensors (per micro-batch) that `mask` keeps: the layer input, Q/K/V, the attention
+// output with its fp32 log-sum-exp per head, the projection's output, the MLP's up halves and down output, the
+// experts' (for the tokens the busiest rank computes), all 16-bit.
+double named_tensor_bytes(const ModelSpec& m, const ParallelPlan& p, bool moe, unsigned mask) {
+    const double t = p.tp, T = double(p.micro_batch) * m.seq_len / p.cp, Tn = p.sp ? T / t : T;
+    const double h = m.hidden, f = m.ffn_hidden / t, heads = m.heads / t;
+    const double kv_heads = std::max(1.0, m.kv_heads / t);
+    auto has = [&](RematTensor x) { return (mask >> unsigned(x)) & 1u; };
+    const double gate = m.gated() ? 1 : 0;
+    double fw = f;  // a dense MLP's, or the shared experts', up width per matrix
+    if (moe) fw = m.moe.shared_experts * double(m.moe.expert_ffn_hidden) / t;
+    double b = 0;
+    b += has(RematTensor::layer_input) * 2 * Tn * h;
+    b += has(RematTensor::query) * 2 * T * heads * m.qk_head_dim();
+    b += has(RematTensor::key) * 2 * T * kv_heads * m.qk_head_dim();
+    b += has(RematTensor::value) * 2 * T * kv_heads * m.v_dim();
+    b += has(RematTensor::context) * T * heads * (2 * m.v_dim() + 4);
+    b += has(RematTensor::out_proj) * 2 * Tn * h;
+    b += has(RematTensor::mlp_wi_0) * 2 * T * fw + has(RematTensor::mlp_wi_1) * gate * 2 * T * fw;
+    b += has(RematTensor::mlp_wo) * (moe ? 0 : 2 * Tn * h);
+    if (moe) {
+        const MoeLoad load = moe_load(m, p);
+        const double fe = double(m.moe.expert_ffn_hidden) / p.expert_tp();
+        b += has(RematTensor::moe_wi_0) * 2 * load.tokens * fe + has(RematTensor::moe_wi_1) * gate * 2 * load.tokens * fe;
+        b += has(RematTensor::moe_wo) * 2 * load.tokens * h;
+    }
+    return b;
+}
+
+}  // namespace
+
 double layer_activation_bytes(const ModelSpec& m, const ParallelPlan& p, bool moe) {
     const double t = p.tp, T = double(p.micro_batch) * m.seq_len / p.cp;
     const double h = m.hidden, f = m.ffn_hidden / t;
@@ -16,6 +49,7 @@ double layer_activation_bytes(const ModelSpec& m, const ParallelPlan& p, bool mo
     if (p.recompute == Recompute::full) return 2 * T * h / (p.sp ? t : 1);  // only the layer input
     if (p.per_op_selective())
         return alternate_selective_saved_bytes(m, p, moe);
+    if (p.recompute == Recompute::names) return named_tensor_bytes(m, p, moe, p.remat.device);
     // The MLP's saved tensors per token position: a dense MLP's up output(s) and activation output; an MoE
     // layer's router probabilities, the permuted tokens, each local expert's up and activation outputs for the
     // tokens it computes (the busiest rank), and the shared experts'.
@@ -71,7 +105,7 @@ MemoryBreakdown memory_per_device(const ModelSpec& m, const ParallelPlan& p, con
     r.weights_bytes = p.zero >= 3 ? copy * sharded(true) + 2 * p.param_gather_bytes * layer_params : copy * params;
     r.master_bytes = p.master_weight_bytes * sharded(p.zero >= 1);
     r.gradients_bytes = p.grad_reduce_bytes * sharded(p.zero >= 2);
-    r.optimizer_bytes = 8 * sharded(p.zero >= 1);
+    r.optimizer_bytes = p.optimizer_state_bytes * sharded(p.zero >= 1);
     const bool alternate = p.per_op_selective();
     const double per_layer = alternate && in.alternate_saved_bytes >= 0 ? in.alternate_saved_bytes
                                                                          : layer_activation_bytes(m, p);
@@ -88,21 +122,34 @@ MemoryBreakdown memory_per_device(const ModelSpec& m, const ParallelPlan& p, con
         r.host_offload_bytes = (per_layer * off_dense + per_moe_layer * off_moe) * in.in_flight_microbatches;
         r.activations_bytes += off_moe > 0 ? per_moe_layer : per_layer;
     }
+    if (p.recompute == Recompute::names && p.remat.offload) {
+        // Offloaded named tensors live in pinned host memory; the DMA engines copy them out during the forward and
+        // back ahead of the layer's backward, under the compute (XLA's host offload): their time is not priced.
+        r.host_offload_bytes += (named_tensor_bytes(m, p, false, p.remat.offload) * (in.layers_on_stage - in.moe_layers) +
+                                 named_tensor_bytes(m, p, true, p.remat.offload) * in.moe_layers) *
+                                in.in_flight_microbatches;
+    }
     r.host_bytes = in.host_bytes_per_device;
     const double T = double(p.micro_batch) * m.seq_len / p.cp;
     // Transients live in different phases of the step, so the peak holds the largest, not their sum: the loss
     // phase (logits in 16 bits and their fp32 softmax/gradient buffer for one micro-batch, freed once the output
     // layer's backward has consumed them) and a layer's backward (its recomputed activations under full
     // recomputation, and under context parallelism by all-gather the whole sequence's K and V).
-    const double loss_phase = in.last_stage ? T * double(m.vocab) / p.tp * (2 + 4) : 0;
+    // Where XLA fuses elementwise producers into a GEMM's operands (act_fused_into_gemm: TPU), the loss's fp32
+    // softmax and its gradient are computed inside the output layer's backward GEMMs from the 16-bit logits and the
+    // per-token log-sum-exp, so only the logits are held.
+    const double logit_bytes = p.act_fused_into_gemm ? 2 : 2 + 4;
+    const double loss_phase = in.last_stage ? T * double(m.vocab) / p.tp * logit_bytes : 0;
     double layer_phase = 0;
-    if (p.recompute == Recompute::full || alternate) {
+    const bool named = p.recompute == Recompute::names;
+    if (p.recompute == Recompute::full || alternate || named) {
         // The layer being back-propagated holds what its recomputation rebuilt: everything a layer saves without
-        // recomputation, less what the policy kept.
+        // recomputation, less what the policy kept on the device (offloaded tensors come back for it).
         ParallelPlan none = p;
         none.recompute = Recompute::none;
         const bool moe = in.moe_layers > 0;
-        layer_phase += layer_activation_bytes(m, none, moe) - (alternate ? (moe ? per_moe_layer : per_layer) : 0);
+        layer_phase += std::max(0.0, layer_activation_bytes(m, none, moe) -
+                                         (alternate || named ? (moe ? per_moe_layer : per_layer) : 0));
     }
     if (p.cp > 1 && p.cp_algorithm == ParallelPlan::CpAlgorithm::all_gather)
         layer_phase += 2 * double(p.micro_batch) * m.seq_len * std::max(1.0, double(m.kv_heads) / p.tp) *
@@ -115,7 +162,10 @@ MemoryBreakdown memory_per_device(const ModelSpec& m, const ParallelPlan& p, con
     r.total_bytes = r.weights_bytes + r.master_bytes + r.gradients_bytes + r.optimizer_bytes + r.activations_bytes +
                     r.transient_bytes + r.workspace_bytes;
     r.hbm_bytes = chip.hbm_bytes;
-    r.fits = r.total_bytes <= r.hbm_bytes && r.host_offload_bytes <= r.host_bytes;
+    // A system without a stated host memory (the TPU catalog's) leaves a named policy's offload unchecked; layer
+    // offload needs one (check_split).
+    const bool host_unknown = named && r.host_bytes <= 0;
+    r.fits = r.total_bytes <= r.hbm_bytes && (r.host_offload_bytes <= r.host_bytes || host_unknown);
     return r;
 }
 

@@ -41,6 +41,7 @@ const char* to_string(Recompute r) {
         case Recompute::selective: return "selective";
         case Recompute::minimal: return "minimal";
         case Recompute::full: return "full";
+        case Recompute::names: return "names";
     }
     return "?";
 }
@@ -181,7 +182,7 @@ PartialPlan plan_from_json(const JsonObject& par, const JsonObject& batch, const
     batch.only_keys({"global_batch_seqs", "micro_batch"});
     tr.only_keys({"precision", "recompute", "attention", "grad_reduce_bytes", "param_gather_bytes", "token_budget",
                   "optimizer", "compute_weight_copy", "framework", "evaluation", "fp8_recipe", "offload_layers",
-                  "compile"});  // evaluation, compile: scenario.cpp
+                  "compile", "remat_tensors"});  // evaluation, compile: scenario.cpp
     PartialPlan out;
     ParallelPlan& p = out.plan;
     auto free_if_absent = [&](const JsonObject& o, const char* key, PlanField f) {
@@ -243,12 +244,22 @@ PartialPlan plan_from_json(const JsonObject& par, const JsonObject& batch, const
             if (rec == to_string(c)) p.fp8_recipe = c;
     }
     if (free_if_absent(tr, "recompute", PlanField::recompute)) {
-        const auto rc = tr.one_of("recompute", {"none", "selective", "minimal", "full"});
-        p.recompute = rc == "none"        ? Recompute::none
-                      : rc == "selective" ? Recompute::selective
-                      : rc == "minimal"   ? Recompute::minimal
-                                          : Recompute::full;
+        // podsim's modes, or a MaxText remat_policy by its name (custom: with training.remat_tensors).
+        const auto rc = tr.one_of("recompute", {"none", "selective", "minimal", "full", "minimal_with_context",
+                                                "save_dot_with_context_except_mlp", "save_dot_except_mlpwi",
+                                                "save_dot_except_mlp", "save_qkv_proj", "qkv_proj_offloaded",
+                                                "minimal_offloaded", "save_out_proj", "custom"});
+        if (rc == "none") p.recompute = Recompute::none;
+        else if (rc == "selective") p.recompute = Recompute::selective;
+        else if (const auto policy = maxtext_remat_policy(rc)) p.recompute = policy->recompute, p.remat = policy->names;
+        if (rc == "custom") {
+            if (!tr.has("remat_tensors"))
+                tr.fail("remat_tensors", "an object of MaxText tensor names to device/offload/remat (recompute is custom)");
+            p.remat = remat_tensors_at(tr, "remat_tensors");
+        }
     }
+    if (tr.has("remat_tensors") && !(tr.has("recompute") && tr.string("recompute") == "custom"))
+        tr.fail("remat_tensors", "no remat_tensors unless recompute is \"custom\"");
     // Checked against the model's layers, the split and the system by check_split (models/result_checks.cpp).
     if (free_if_absent(tr, "offload_layers", PlanField::offload_layers))
         p.offload_layers = tr.count("offload_layers", 0, limits::max_parallel_degree);

@@ -6,14 +6,16 @@
 
 #include "hardware/json_reader.hpp"
 #include "hardware/registry.hpp"
+#include "models/remat_names.hpp"
 
 namespace podsim {
 
 enum class Schedule { gpipe, one_f_one_b, interleaved };
 const std::vector<ChoiceDoc>& schedule_docs();  // `podsim list`, in enum order
 // selective: the attention core (Korthikanti et al. 2022); minimal: every forward op but the weight GEMMs
-// (JAX checkpoint_dots policies, MaxText remat_policy=minimal); full: the whole layer from its input.
-enum class Recompute { none, selective, minimal, full };
+// (JAX checkpoint_dots policies, MaxText remat_policy=minimal); full: the whole layer from its input; names: what the
+// backward needs of the tensors ParallelPlan::remat does not keep (MaxText's save_* and custom policies).
+enum class Recompute { none, selective, minimal, full, names };
 // The linear layers' GEMM precision (quantize_ops.hpp: which pass runs in which format). fp8: Transformer Engine;
 // int8: AQT (MaxText quantization=int8), weight gradients in bf16; fp4: NVFP4. Master weights, optimizer,
 // attention and logits stay in higher precision in all of them.
@@ -60,6 +62,13 @@ const char* to_string(Precision p);
 const char* to_string(Fp8Recipe r);
 const char* to_string(AttentionKernel a);
 const char* to_string(SelectiveRecompute s);
+// A MaxText remat_policy name (decoders.py get_remat_policy): its recomputation and, for the named-tensor policies,
+// what it keeps; nullopt for a name that is none of them. "custom" keeps what `tensors` says (remat_tensors_at).
+struct RematPolicy {
+    Recompute recompute = Recompute::full;
+    RematNames names;
+};
+std::optional<RematPolicy> maxtext_remat_policy(const std::string& name);
 // The attention kernel / TP overlap a JSON field names (one_of: an unknown name is an error naming the path).
 AttentionKernel attention_kernel_at(const JsonObject& o, const char* key);
 TpOverlap tp_overlap_at(const JsonObject& o, const char* key);
@@ -85,11 +94,17 @@ struct ParallelPlan {
     // (Megatron-Core's cpu_offloading_num_layers: the first layers of the model, without pipelining or
     // recomputation, fewer than all layers); 0: none.
     int offload_layers = 0;
+    RematNames remat;  // recompute == names: the tensors kept on the device or in host memory
     AttentionKernel attention = AttentionKernel::flash;
     SelectiveRecompute selective = SelectiveRecompute::attention_core;  // the stack's meaning of recompute=selective
     // Eager PyTorch (no torch.compile): the model code's elementwise steps (RMSNorm, RoPE, the gated activation) run
     // as separate kernels, each a pass over HBM (layer_ops.cpp); false: fused kernels (Megatron / TE / XLA / compile).
     bool eager_elementwise = false;
+    // Full recomputation reruns only the forward ops whose outputs the backward uses (JAX's jax.checkpoint: the
+    // recomputed program is dead-code eliminated, so a dense MLP's down projection, whose output only feeds the next
+    // layer, does not run again); false: the whole checkpointed forward (torch.utils.checkpoint, Megatron's
+    // CheckpointFunction).
+    bool recompute_needed_only = false;
     // Framework behaviour (what overlaps with what).
     TpOverlap tp_comm_overlap = TpOverlap::none;
     bool ep_overlap = false;            // expert all-to-alls hidden under another micro-batch's compute (DualPipe,
@@ -113,6 +128,7 @@ struct ParallelPlan {
     double grad_reduce_bytes = 2;       // bytes per gradient element on the wire (2: bf16/fp16, 4: fp32)
     double param_gather_bytes = 2;      // bytes per weight element gathered by FSDP / distributed optimizer
     double master_weight_bytes = 4;     // fp32 master copy
+    double optimizer_state_bytes = 8;   // Adam's two moments per parameter (fp32; bf16 where the weights are)
     bool compute_weight_copy = true;    // a 16-bit copy of the weights besides the master (false: cast on use, XLA)
 
     long long micro_batches() const { return global_batch / (micro_batch * dp); }
@@ -131,6 +147,9 @@ struct ParallelPlan {
         return static_cast<int>(static_cast<long long>(dp) * cp * tp / (static_cast<long long>(expert_tp()) * ep));
     }
 };
+
+// A plan's recomputation as printed: the mode, or for names "names(query_proj,key_proj; offloaded: ...)".
+std::string recompute_label(const ParallelPlan& p);
 
 // The fields of a plan a scenario or a published record may leave out (omitted or null): podsim completes them
 // with the best feasible choice (plan_completion.hpp). Framework behaviours (attention kernel, overlaps) left out

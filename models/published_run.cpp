@@ -1,6 +1,7 @@
 #include "models/published_run.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <optional>
 
@@ -16,24 +17,34 @@ std::string lower(std::string s) {
 }
 bool has(const std::string& text, const char* word) { return lower(text).find(word) != std::string::npos; }
 
-// Recomputation as a record states it: a mode name ("full", "selective", "none") or a JAX/MaxText remat policy.
-std::optional<Recompute> recompute_from_text(const std::string& text) {
-    const std::string t = lower(text);
-    // MaxText remat_policy names (MaxText base.yml): which activations are saved; the rest is recomputed.
-    static const std::pair<const char*, Recompute> policies[] = {
-        {"save_dot_except_mlpwi", Recompute::minimal}, {"save_dot_except_mlp", Recompute::minimal},
-        {"save_qkv_proj", Recompute::full},            {"qkv_proj_offloaded", Recompute::full},
-        {"minimal_offloaded", Recompute::minimal},     {"minimal", Recompute::minimal},
-        {"save_out_proj", Recompute::full},            {"full", Recompute::full},
-    };
-    if (has(t, "remat_policy")) {
-        for (const auto& [name, mode] : policies)
-            if (has(t, name)) return mode;
+// Recomputation as a record states it at settings.recompute: a mode name ("full", "selective", "none") or a JAX/MaxText
+// remat policy ("remat_policy=save_dot_except_mlp"; custom with settings.remat_tensors). An unknown policy name is an
+// error; text naming no mode leaves recomputation free.
+std::optional<RematPolicy> recompute_from_text(const JsonObject& set) {
+    const std::string t = lower(set.opt_string("recompute").value_or(""));
+    if (const auto at = t.find("remat_policy"); at != std::string::npos) {
+        size_t i = at + std::string("remat_policy").size();
+        while (i < t.size() && (t[i] == '=' || t[i] == ':' || t[i] == ' ')) ++i;
+        size_t e = i;
+        while (e < t.size() && (std::isalnum(static_cast<unsigned char>(t[e])) || t[e] == '_')) ++e;
+        auto policy = maxtext_remat_policy(t.substr(i, e - i));
+        if (!policy)
+            set.fail("recompute", "a MaxText remat_policy (full, minimal, minimal_with_context, "
+                                  "save_dot_with_context_except_mlp, save_dot_except_mlpwi, save_dot_except_mlp, "
+                                  "save_qkv_proj, qkv_proj_offloaded, minimal_offloaded, save_out_proj, custom)");
+        if (t.substr(i, e - i) == "custom") {
+            if (!set.has("remat_tensors"))
+                set.fail("remat_tensors", "the tensors a remat_policy=custom keeps (MaxText names to device/offload/remat)");
+            policy->names = remat_tensors_at(set, "remat_tensors");
+        }
+        return policy;
     }
-    if (t.rfind("none", 0) == 0 || t.rfind("no ", 0) == 0 || t == "off") return Recompute::none;
-    if (has(t, "selective")) return Recompute::selective;
-    if (has(t, "minimal")) return Recompute::minimal;
-    if (has(t, "full") || has(t, "remat") || has(t, "checkpointing") || has(t, "uniform")) return Recompute::full;
+    if (set.has("remat_tensors")) set.fail("remat_tensors", "no remat_tensors unless recompute is remat_policy=custom");
+    auto mode = [](Recompute r) { return std::optional<RematPolicy>(RematPolicy{r, {}}); };
+    if (t.rfind("none", 0) == 0 || t.rfind("no ", 0) == 0 || t == "off") return mode(Recompute::none);
+    if (has(t, "selective")) return mode(Recompute::selective);
+    if (has(t, "minimal")) return mode(Recompute::minimal);
+    if (has(t, "full") || has(t, "remat") || has(t, "checkpointing") || has(t, "uniform")) return mode(Recompute::full);
     return std::nullopt;
 }
 
@@ -90,7 +101,8 @@ PublishedRun read_run(const JsonObject& o, const Catalog& cat, const std::vector
     else m.activation = Activation::gelu;
     m.parallel_block = has(arch, "parallel");
     // GPT-2/3 and Megatron/NeMo GPT share the input embedding with the output layer; Llama and Nemotron do not.
-    m.tied_embeddings = has(arch, "tied") || has(arch, "shared in/out") || (has(arch, "gpt") && !llama);
+    // ("untied output layer" says the opposite of "tied embeddings".)
+    m.tied_embeddings = (has(arch, "tied") && !has(arch, "untied")) || has(arch, "shared in/out") || (has(arch, "gpt") && !llama);
     // Biases: as stated; GPT-2/3 have them (Radford et al. 2019); else the stack's default layers.
     if (has(arch, "no bias")) m.bias = false;
     else if (has(arch, "gpt") && !llama) m.bias = true;
@@ -254,10 +266,17 @@ PublishedRun read_run(const JsonObject& o, const Catalog& cat, const std::vector
             p.compute_weight_copy = false, p.param_gather_bytes = 2, p.grad_reduce_bytes = 4;
             r.assumptions.push_back("fp32 weights: no 16-bit copy, bf16 FSDP gathers, fp32 gradient reduction");
         }
+        if (has(precision, "weight_dtype bfloat16")) {
+            // MaxText weight_dtype=bfloat16: the only copy of the weights is bf16, gradients too, and AdamW's moments
+            // follow it (mu_dtype inherits weight_dtype; optax keeps nu in the parameters' dtype).
+            p.compute_weight_copy = false, p.master_weight_bytes = 2, p.param_gather_bytes = 2, p.grad_reduce_bytes = 2;
+            p.optimizer_state_bytes = 4;
+            r.assumptions.push_back("bf16 weights: one bf16 copy, bf16 gradients and AdamW moments");
+        }
     } else {
         pp.free.add(PlanField::precision);
     }
-    if (auto rc = recompute_from_text(set.opt_string("recompute").value_or(""))) p.recompute = *rc;
+    if (auto rc = recompute_from_text(set)) p.recompute = rc->recompute, p.remat = rc->names;
     else pp.free.add(PlanField::recompute);
     // Activation offload (Megatron-Core's cpu_offloading_num_layers) as published, else free: the completion takes
     // none unless only offload makes the plan fit (it allows none with recomputation or pipelining).

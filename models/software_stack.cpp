@@ -47,7 +47,7 @@ SoftwareStack read_stack(const JsonObject& o) {
                  "fp8", "ep_overlap", "ep_node_dedup", "dcn_sync_overlap",
                  "act_fused_into_gemm", "grad_accum_bytes_per_param", "pipeline_p2p", "zero_grad_sync",
                  "activation_offload", "fp8_saved_inputs", "virtual_stage_layers", "selective_recompute",
-                 "elementwise_kernels"});
+                 "elementwise_kernels", "recompute_reruns"});
     // Each behaviour: {"value": ..., "source": "..."}; all are required, so a stack is never half-described.
     auto entry = [&](const char* key) {
         const JsonObject e = b.object(key);
@@ -66,6 +66,7 @@ SoftwareStack read_stack(const JsonObject& o) {
                       ? SelectiveRecompute::alternate_matmuls
                       : SelectiveRecompute::attention_core;
     s.eager_elementwise = entry("elementwise_kernels").one_of("value", {"fused", "eager"}) == "eager";
+    s.recompute_needed_only = entry("recompute_reruns").one_of("value", {"all", "needed"}) == "needed";
     {
         const auto v = entry("sequence_parallel").one_of("value", {"never", "optional", "always"});
         s.sequence_parallel = v == "never" ? SpPolicy::never : v == "always" ? SpPolicy::always : SpPolicy::optional;
@@ -157,6 +158,7 @@ SoftwareStack unknown_stack(const std::string& framework) {
     s.zero_stages = {0, 1, 2, 3};
     s.dropout = false, s.linear_bias = false, s.fp8 = true;
     s.activation_offload = true, s.fp8_saved_inputs = true, s.uneven_virtual_stages = true;
+    s.recompute_needed_only = true;
     return s;
 }
 
@@ -188,6 +190,7 @@ std::vector<ChoiceDoc> software_stack_docs(const std::vector<SoftwareStack>& sta
                     {"attention", to_string(s.attention)},
                     {"selective_recompute", to_string(s.selective)},
                     {"elementwise_kernels", s.eager_elementwise ? "eager" : "fused"},
+                    {"recompute_reruns", s.recompute_needed_only ? "needed" : "all"},
                     {"sequence_parallel", s.sequence_parallel == SpPolicy::never    ? "never"
                                           : s.sequence_parallel == SpPolicy::always ? "always"
                                                                                    : "optional"},
@@ -212,6 +215,7 @@ void apply_stack_behaviours(const SoftwareStack& stack, PartialPlan& pp, bool ke
     if (pp.free.has(PlanField::attention)) p.attention = stack.attention;
     p.selective = stack.selective;
     p.eager_elementwise = stack.eager_elementwise;
+    p.recompute_needed_only = stack.recompute_needed_only;
     if (pp.free.has(PlanField::tp_comm_overlap)) p.tp_comm_overlap = stack.tp_comm_overlap;
     if (pp.free.has(PlanField::dp_overlap)) p.dp_overlap = stack.dp_overlap;
     if (pp.free.has(PlanField::param_gather_overlap)) p.param_gather_overlap = stack.param_gather_overlap;

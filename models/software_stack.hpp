@@ -27,6 +27,7 @@ struct SoftwareStack {
     AttentionKernel attention = AttentionKernel::flash;
     SelectiveRecompute selective = SelectiveRecompute::attention_core;  // what recompute=selective recomputes
     bool eager_elementwise = false;   // its default: the model's elementwise ops unfused (no torch.compile)
+    bool recompute_needed_only = false;  // full recomputation reruns only what the backward uses (JAX's autodiff)
     SpPolicy sequence_parallel = SpPolicy::optional;
     bool interleaved_pipeline = true;
     bool uneven_virtual_stages = false;  // model chunks may hold unequal layer counts (a layout); false: Megatron-LM's

@@ -114,10 +114,11 @@ namespace {
 std::pair<uint64_t, uint64_t> layer_key(const ParallelPlan& p) {
     return {
         uint64_t(p.micro_batch) | uint64_t(p.sp) << 40 | uint64_t(p.precision) << 41 | uint64_t(p.recompute) << 44 |
-            uint64_t(p.selective) << 46 | uint64_t(p.attention) << 47 | uint64_t(p.tp_comm_overlap) << 49 | uint64_t(p.ep_overlap) << 52 |
-            uint64_t(p.cp_algorithm) << 53 | uint64_t(p.ep_node_dedup) << 55 | uint64_t(p.fp8_recipe) << 56 |
-            uint64_t(p.eager_elementwise) << 58,
-        uint64_t(std::max<long long>(0, p.micro_batches()))};
+            uint64_t(p.selective) << 47 | uint64_t(p.attention) << 48 | uint64_t(p.tp_comm_overlap) << 50 | uint64_t(p.ep_overlap) << 52 |
+            uint64_t(p.cp_algorithm) << 53 | uint64_t(p.ep_node_dedup) << 54 | uint64_t(p.fp8_recipe) << 55 |
+            uint64_t(p.eager_elementwise) << 57 | uint64_t(p.recompute_needed_only) << 58,
+        // The named policy's tensors (12 bits each) above the micro-batch count.
+        uint64_t(std::max<long long>(0, p.micro_batches())) | uint64_t(p.remat.device) << 40 | uint64_t(p.remat.offload) << 52};
 }
 
 }  // namespace

@@ -30,7 +30,7 @@ json plan_json(const ParallelPlan& p) {
             {"global_batch_seqs", p.global_batch}, {"micro_batches", p.micro_batches()},
             {"precision", to_string(p.precision)},
             {"fp8_recipe", p.precision == Precision::fp8 ? json(to_string(p.fp8_recipe)) : json(nullptr)},
-            {"recompute", to_string(p.recompute)}, {"offload_layers", p.offload_layers},
+            {"recompute", recompute_label(p)}, {"offload_layers", p.offload_layers},
             {"attention", to_string(p.attention)}, {"tp_comm_overlap", to_string(p.tp_comm_overlap)}};
 }
 

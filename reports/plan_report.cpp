@@ -21,7 +21,7 @@ std::string plan_line(const ParallelPlan& p) {
     return fmt::format("dp={} tp={} pp={} vpp={} cp={} sp={} zero={} schedule={} micro_batch={} global_batch={} "
                        "precision={} recompute={}{} attention={} tp_overlap={}",
                        p.dp, p.tp, p.pp, p.vpp, p.cp, p.sp ? "on" : "off", p.zero, to_string(p.schedule), p.micro_batch,
-                       p.global_batch, precision_text(p), to_string(p.recompute),
+                       p.global_batch, precision_text(p), recompute_label(p),
                        p.offload_layers > 0 ? fmt::format(" offload_layers={}", p.offload_layers) : "",
                        to_string(p.attention), to_string(p.tp_comm_overlap));
 }

@@ -141,6 +141,12 @@ FrameworkSettings megatron_settings(const SystemSpec& sys, const ModelSpec& m, c
             add("--recompute-method", "uniform");
             add("--recompute-num-layers", "1");
             break;
+        case Recompute::names:
+            add("--recompute-granularity", "selective");
+            f.notes.push_back("the plan was priced with a named-tensor recomputation policy (keeps " + to_string(p.remat) +
+                              "); Megatron-LM's selective recomputes only the attention core and keeps more "
+                              "activations");
+            break;
     }
     // Low precision (arguments.py / TransformerConfig): --fp8-recipe defaults to delayed; NVFP4 is --fp4-format
     // e2m1 --fp4-recipe nvfp4. Megatron has no int8 training: an int8 plan is an AQT (MaxText) plan, run in bf16.
@@ -267,14 +273,46 @@ FrameworkSettings maxtext_settings(const SystemSpec& sys, const ModelSpec& m, co
     add("gradient_accumulation_steps", str(accum));
     if (p.recompute == Recompute::full) add("remat_policy", "full");
     else if (p.recompute == Recompute::minimal) add("remat_policy", "minimal");
-    else if (p.recompute == Recompute::selective) add("remat_policy", "save_dot_except_mlp");
-    else {
+    else if (p.recompute == Recompute::names) {
+        // remat_policy=custom with each checkpoint name's place (MaxText base.yml); the gated MLP's up halves are
+        // mlpwi_0 and mlpwi_1, an ungated one's matrix mlpwi.
+        add("remat_policy", "custom");
+        auto place = [&](RematTensor t) {
+            return p.remat.offloaded(t) ? "offload" : p.remat.kept(t) ? "device" : "remat";
+        };
+        add("decoder_layer_input", place(RematTensor::layer_input));
+        add("query_proj", place(RematTensor::query));
+        add("key_proj", place(RematTensor::key));
+        add("value_proj", place(RematTensor::value));
+        add("context", place(RematTensor::context));
+        add("out_proj", place(RematTensor::out_proj));
+        if (m.gated()) {
+            add("mlpwi_0", place(RematTensor::mlp_wi_0));
+            add("mlpwi_1", place(RematTensor::mlp_wi_1));
+        } else {
+            add("mlpwi", place(RematTensor::mlp_wi_0));
+        }
+        add("mlpwo", place(RematTensor::mlp_wo));
+        if (m.moe.enabled()) {
+            add("moe_mlpwi_0", place(RematTensor::moe_wi_0));
+            add("moe_mlpwi_1", place(RematTensor::moe_wi_1));
+            add("moe_mlpwo", place(RematTensor::moe_wo));
+        }
+    } else if (p.recompute == Recompute::selective && p.attention == AttentionKernel::standard) {
+        // Korthikanti's selective: the attention core runs again, every GEMM output is kept: MaxText's minimal.
         add("remat_policy", "minimal");
-        f.notes.push_back("no recomputation: MaxText has no such remat_policy; its least recomputation is "
-                          "remat_policy=minimal (recomputes the non-GEMM ops)");
+    } else if (p.recompute == Recompute::selective && p.per_op_selective()) {
+        add("remat_policy", "minimal");
+        f.notes.push_back("the plan was priced with TorchTitan's per-op selective recomputation; MaxText's minimal "
+                          "keeps every GEMM output");
+    } else {
+        // No recomputation, or selective under a fused attention kernel (nothing of the core to recompute): MaxText
+        // keeps every GEMM output and the attention output with minimal_with_context and reruns only the
+        // elementwise ops between them; it has no policy that keeps those too.
+        add("remat_policy", "minimal_with_context");
+        f.notes.push_back("MaxText's least recomputation is remat_policy=minimal_with_context (the elementwise ops "
+                          "between the kept GEMM and attention outputs run again); podsim priced no recomputation");
     }
-    if (p.recompute == Recompute::selective)
-        f.notes.push_back("selective recomputation: save_dot_except_mlp is the closest MaxText policy");
     if (p.offload_layers > 0)
         f.blockers.push_back(fmt::format("the plan offloads {} layers' activations to host memory (Megatron-Core's "
                                          "cpu_offloading); MaxText offloads per tensor through remat policies, not "

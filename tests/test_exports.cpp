@@ -9,6 +9,7 @@
 #include <fstream>
 #include <map>
 #include <regex>
+#include <set>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -52,6 +53,26 @@ std::string maxtext_violation(const FrameworkSettings& f, const SystemSpec& sys,
     }
     // fill_unspecified_mesh_axes: "Number of devices ... must equal the product of the ICI parallelism".
     if (ici != sys.chips / sys.slices) return "ICI axes multiply to " + std::to_string(ici) + ", not the slice's chips";
+    // base.yml's remat_policy choices, and with custom each checkpoint name's place (remat, device or offload).
+    if (const std::string* rp = f.find("remat_policy")) {
+        static const std::set<std::string> policies = {
+            "minimal_with_context", "minimal", "save_dot_with_context_except_mlp", "save_dot_except_mlpwi",
+            "save_dot_except_mlp", "save_qkv_proj", "qkv_proj_offloaded", "custom", "minimal_offloaded",
+            "save_out_proj", "full"};
+        if (!policies.count(*rp)) return "remat_policy " + *rp + " is not one of base.yml's";
+        static const std::set<std::string> names = {
+            "decoder_layer_input", "context", "mlpwi", "mlpwi_0", "mlpwi_1", "mlpwo", "moe_mlpwi_0", "moe_mlpwi_1",
+            "moe_mlpwo", "query_proj", "key_proj", "value_proj", "kv_proj", "qkv_proj", "out_proj"};
+        int named = 0;
+        for (const auto& [k, v] : f.settings) {
+            if (!names.count(k)) continue;
+            ++named;
+            if (*rp != "custom") return k + " set without remat_policy=custom";
+            if (v != "remat" && v != "device" && v != "offload") return k + "=" + v + ": not remat, device or offload";
+            if (k == "decoder_layer_input" && v == "remat") return "decoder_layer_input cannot be rematerialized";
+        }
+        if (*rp == "custom" && named == 0) return "remat_policy=custom without any tensor's place";
+    }
     if (dcn != sys.slices) return "DCN axes multiply to " + std::to_string(dcn) + ", not the slices";
     const double pdbs = std::stod(*f.find("per_device_batch_size"));
     const long long per_step = static_cast<long long>(pdbs * sys.chips);  // calculate_global_batch_sizes: int()
@@ -189,8 +210,18 @@ TEST_CASE("framework settings obey MaxText's and Megatron-LM's rules: each shipp
         for_each_plan(s.system, s.plan, default_plan_space(s.model, s.system, s.plan), [&](const ParallelPlan& p) {
             if (fit.size() < 4000 && est.estimate(p).feasible()) fit.push_back(p);
         });
-        for (size_t i = 0; i < fit.size(); i += std::max<size_t>(1, fit.size() / 25))
+        for (size_t i = 0; i < fit.size(); i += std::max<size_t>(1, fit.size() / 25)) {
             check_settings(s, s.system, fit[i], checked, blocked);
+            if (!s.system.is_gpu) {  // the same plan under a MaxText named-tensor policy, offloading the layer input
+                ParallelPlan named = fit[i];
+                const auto policy = maxtext_remat_policy("save_dot_except_mlp");
+                REQUIRE(policy);
+                named.recompute = policy->recompute, named.remat = policy->names;
+                named.remat.device &= ~(1u << unsigned(RematTensor::layer_input));
+                named.remat.offload |= 1u << unsigned(RematTensor::layer_input);
+                check_settings(s, s.system, named, checked, blocked);
+            }
+        }
     }
     MESSAGE(checked << " plans' settings checked against the framework's rules; " << blocked
                     << " plans the framework cannot run as priced (with the reason), " << best_blocked

@@ -163,8 +163,13 @@ TEST_CASE("a pricer that has priced other plans prices a plan as a fresh one doe
             plans[i].eager_elementwise = r == 2;
         }
         if (i % 5 == 0) plans[i].attention = AttentionKernel::flash2;
+        if (i % 11 == 0) {  // a MaxText named-tensor policy
+            const auto policy = maxtext_remat_policy(i % 2 ? "save_qkv_proj" : "save_dot_except_mlpwi");
+            REQUIRE(policy);
+            plans[i].recompute = policy->recompute, plans[i].remat = policy->names;
+        }
     }
-    int compared = 0, alternate = 0, eager = 0, flash2 = 0;
+    int compared = 0, alternate = 0, eager = 0, flash2 = 0, named = 0;
     StepCosts a;
     for (size_t i = 0; i < plans.size(); i += std::max<size_t>(1, plans.size() / 400)) {
         // Twins that differ from the plan in one switch each go into the warm cache first: a switch missing from
@@ -179,6 +184,12 @@ TEST_CASE("a pricer that has priced other plans prices a plan as a fresh one doe
         twin = plans[i];
         twin.attention = twin.attention == AttentionKernel::flash2 ? AttentionKernel::flash : AttentionKernel::flash2;
         warm.price(twin, a, false);
+        twin = plans[i];
+        twin.remat.device ^= 1u << unsigned(RematTensor::out_proj);
+        warm.price(twin, a, false);
+        twin = plans[i];
+        twin.remat.offload ^= 1u << unsigned(RematTensor::context);
+        warm.price(twin, a, false);
         warm.price(plans[i], a, false);
         const StepCosts b = price_step(s.model, s.system, plans[i], timer);
         REQUIRE(a.reject == b.reject);
@@ -186,6 +197,7 @@ TEST_CASE("a pricer that has priced other plans prices a plan as a fresh one doe
         ++compared;
         alternate += plans[i].selective == SelectiveRecompute::alternate_matmuls;
         eager += plans[i].eager_elementwise, flash2 += plans[i].attention == AttentionKernel::flash2;
+        named += plans[i].recompute == Recompute::names;
         REQUIRE(a.chunks.size() == b.chunks.size());
         for (size_t k = 0; k < a.chunks.size(); ++k) {
             CHECK(a.chunks[k].fwd_s == b.chunks[k].fwd_s);
@@ -198,6 +210,7 @@ TEST_CASE("a pricer that has priced other plans prices a plan as a fresh one doe
     MESSAGE(compared << " feasible plans compared");
     CHECK(compared > 20);
     CHECK(alternate > 5);  // the varied switches were compared on both sides
+    CHECK(named > 0);
     CHECK(eager > 2);
     CHECK(flash2 > 5);
 }

@@ -34,8 +34,15 @@ TEST_CASE("the shipped GEMM-efficiency profiles are what podsim fit produces tod
     // A profile fitted before a model change would silently carry the old model's errors: refit if this fails.
     for (const auto& chip : test::catalog().chips()) {
         for (const auto& prof : chip.profiles) {
-            auto r = test::run_podsim("fit " + test::shared("validation/published_runs.json") + " --chip " + chip.id +
-                                      " --precision " + prof.precision);
+            // The runs files the profile names (relative to the source root: ../shared/... or scenarios/...).
+            const Json fit = Json::parse(test::slurp(prof.file)).at("fit");
+            std::string files;
+            for (const auto& f : fit.at("runs_files")) {
+                const std::string rel = f.get<std::string>();
+                files += " " + (rel.rfind("../shared/", 0) == 0 ? test::shared(rel.substr(10))
+                                                                 : std::string(PODSIM_SOURCE_DIR) + "/" + rel);
+            }
+            auto r = test::run_podsim("fit" + files + " --chip " + chip.id + " --precision " + prof.precision);
             REQUIRE(r.exit_code == 0);
             char expect[64];
             std::snprintf(expect, sizeof expect, "GEMM efficiency %.3f of peak", prof.matmul_peak_fraction);
