@@ -54,7 +54,7 @@ int cmd_fit(const Args& args) {
             // GEMMs, load skew), which one dense GEMM efficiency must not absorb.
             if (r.error.empty() && r.system.chip.id == c->id && in_class(r.plan.precision) && !r.model.moe.enabled())
                 all.push_back(std::move(r));
-    if (all.size() < 2) throw UsageError("fit: fewer than two published runs on " + c->id + " at " + precision);
+    if (all.size() < 2) throw UsageError("fit: fewer than two dense published runs on " + c->id + " at " + precision);
     std::vector<const PublishedRun*> train, held;
     for (size_t i = 0; i < all.size(); ++i) (i % 2 == 0 ? train : held).push_back(&all[i]);
 

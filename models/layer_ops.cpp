@@ -1,6 +1,7 @@
 #include "models/layer_ops.hpp"
 
 #include <algorithm>
+#include <initializer_list>
 
 #include "models/quantize_ops.hpp"
 
@@ -137,54 +138,51 @@ AlternateFate alternate_fate(const Op& o, const ParallelPlan& p) {
     return AlternateFate::recomputed;
 }
 
-// Recomputation by named tensors (Recompute::names) as XLA's autodiff runs it: the backward needs the Q/K/V
+// Recomputation by named tensors (Recompute::names) as JAX's autodiff runs it: the backward needs the Q/K/V
 // projections (the attention's backward), the attention output (the projection's weight gradient and the attention's
 // backward), the projection's output (the second norm's input is the residual plus it), the MLP's up outputs (the
-// activation's backward), the router's scores and the experts' outputs (the routing weights' gradient); not a dense
-// MLP's down projection's output, which only feeds the next layer's input (kept as that layer's), nor in a parallel
-// block the attention projection's. What the policy does not keep of these runs again from the layer input, with the
-// collectives that feed it; the elementwise ops between the GEMMs always do (jax.checkpoint; MaxText decoders.py).
+// activation's backward), the router's scores and the experts' combined outputs (the routing weights' gradient, which
+// MaxText applies after the return all-to-all); not a dense MLP's down projection's output, which only feeds the next
+// layer's input (kept as that layer's), nor in a parallel block the attention projection's. What the policy does not
+// keep of these runs again from the layer input; so do the elementwise ops between the GEMMs, the inputs the weight
+// gradients need that no policy names (the sequence-parallel gathers of the norms' outputs, MLA's latents, the tokens
+// dispatched to the experts), and the collectives that feed a rerun GEMM (jax.checkpoint; MaxText decoders.py, moe.py,
+// attention_mla.py).
 void named_recompute(const std::vector<Op>& F, const ModelSpec& m, const ParallelPlan& p, std::vector<Op>& out) {
     const RematNames& r = p.remat;
     auto unkept = [&](RematTensor t) { return r.kept(t) ? 0.0 : 1.0; };
+    // The share of a GEMM that fuses several named matrices (Op::matrix_shares) whose outputs are not kept.
+    auto share = [&](const Op& o, std::initializer_list<RematTensor> named) {
+        double s = 0;
+        int k = 0;
+        for (RematTensor t : named) s += o.matrix_shares[k++] * unkept(t);
+        return s;
+    };
     const bool core = !r.kept(RematTensor::context);
     const bool proj = !m.parallel_block && !r.kept(RematTensor::out_proj);
-    const bool qkv_all = r.kept(RematTensor::query) && r.kept(RematTensor::key) && r.kept(RematTensor::value);
-    auto share = [&](const Op& o, RematTensor a, RematTensor b, RematTensor c) {
-        return o.matrix_shares[0] * unkept(a) + o.matrix_shares[1] * unkept(b) + o.matrix_shares[2] * unkept(c);
-    };
-    double qkv_share = 0, up_share = 0, moe_up_share = 0;
-    bool moe_down = false, moe_layer = false;
-    for (const auto& o : F) {
-        if (o.name == "qkv") qkv_share = share(o, RematTensor::query, RematTensor::key, RematTensor::value);
-        if (o.name.rfind("mla.", 0) == 0 && o.kind == OpKind::matmul && !qkv_all) qkv_share = 1;
-        if (o.name == "mlp.up" || o.name == "moe.shared.up")
-            up_share = std::max(up_share, share(o, RematTensor::mlp_wi_0, RematTensor::mlp_wi_1, RematTensor::mlp_wo));
-        if (o.name == "moe.experts.up")
-            moe_layer = true, moe_up_share = share(o, RematTensor::moe_wi_0, RematTensor::moe_wi_1, RematTensor::moe_wo);
-        if (o.name == "moe.experts.down") moe_down = !r.kept(RematTensor::moe_wo);
-    }
+    const bool kv_kept = r.kept(RematTensor::key) && r.kept(RematTensor::value);
     for (const auto& o : F) {
         double part = 0;  // the share of the op that runs again
         if (in_attention_core(o)) {
             // Standard attention keeping its output still needs the softmax's (the scores' gradient).
             part = core || o.role == OpRole::attention_softmax || o.name == "core.qk";
         } else if (o.kind == OpKind::matmul) {
-            if (o.name == "qkv") part = qkv_share;
-            else if (o.name.rfind("mla.", 0) == 0) part = qkv_all ? 0 : 1;
+            if (o.name == "qkv") part = share(o, {RematTensor::query, RematTensor::key, RematTensor::value});
+            else if (o.name == "mla.q_down" || o.name == "mla.kv_down") part = 1;  // the latents: up GEMMs' inputs
+            else if (o.name == "mla.q_up" || o.name == "mla.q") part = unkept(RematTensor::query);
+            else if (o.name == "mla.kv_up") part = kv_kept ? 0 : 1;
             else if (o.name == "attn.proj") part = proj;
             else if (o.name == "mlp.up" || o.name == "moe.shared.up")
-                part = share(o, RematTensor::mlp_wi_0, RematTensor::mlp_wi_1, RematTensor::mlp_wo);
+                part = share(o, {RematTensor::mlp_wi_0, RematTensor::mlp_wi_1});
             else if (o.name == "moe.router") part = 1;
-            else if (o.name == "moe.experts.up") part = moe_up_share;
-            else if (o.name == "moe.experts.down") part = moe_down;
+            else if (o.name == "moe.experts.up") part = share(o, {RematTensor::moe_wi_0, RematTensor::moe_wi_1});
+            else if (o.name == "moe.experts.down") part = unkept(RematTensor::moe_wo);
         } else if (o.kind == OpKind::collective) {
             if (o.group == CommGroup::cp) part = core;
-            else if (o.name == "sp.all_gather.attn") part = qkv_share > 0;
             else if (o.name == "tp.reduce.attn" || o.name == "tp.reduce.block") part = proj;
-            else if (o.name == "sp.all_gather.mlp") part = up_share > 0 || moe_layer;
-            else if (o.name == "ep.dispatch" || o.name == "etp.all_gather") part = moe_up_share > 0;
-            else if (o.name == "ep.combine" || o.name == "etp.reduce_scatter") part = moe_down;
+            else if (o.name == "sp.all_gather.attn" || o.name == "sp.all_gather.mlp") part = 1;
+            else if (o.name == "ep.dispatch" || o.name == "etp.all_gather") part = 1;
+            else if (o.name == "ep.combine" || o.name == "etp.reduce_scatter") part = 1;
         } else {
             part = o.name == "residual_dropout2" ? 0 : 1;
         }

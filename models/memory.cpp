@@ -10,8 +10,10 @@ namespace podsim {
 namespace {
 
 // The bytes of a layer's named tensors (per micro-batch) that `mask` keeps: the layer input, Q/K/V, the attention
-// output with its fp32 log-sum-exp per head, the projection's output, the MLP's up halves and down output, the
-// experts' (for the tokens the busiest rank computes), all 16-bit.
+// output with its fp32 log-sum-exp per head (MaxText names that residual "context" too), the projection's output, the
+// MLP's up halves, the experts' (for the tokens the busiest rank computes; their down output after the expert-TP
+// reduce-scatter), all 16-bit. A name JAX finds no residual for is not kept whatever the policy says: a dense MLP's
+// down output (it only feeds the next layer's input) and in a parallel block the attention projection's.
 double named_tensor_bytes(const ModelSpec& m, const ParallelPlan& p, bool moe, unsigned mask) {
     const double t = p.tp, T = double(p.micro_batch) * m.seq_len / p.cp, Tn = p.sp ? T / t : T;
     const double h = m.hidden, f = m.ffn_hidden / t, heads = m.heads / t;
@@ -26,14 +28,13 @@ double named_tensor_bytes(const ModelSpec& m, const ParallelPlan& p, bool moe, u
     b += has(RematTensor::key) * 2 * T * kv_heads * m.qk_head_dim();
     b += has(RematTensor::value) * 2 * T * kv_heads * m.v_dim();
     b += has(RematTensor::context) * T * heads * (2 * m.v_dim() + 4);
-    b += has(RematTensor::out_proj) * 2 * Tn * h;
+    b += has(RematTensor::out_proj) * (m.parallel_block ? 0 : 2 * Tn * h);
     b += has(RematTensor::mlp_wi_0) * 2 * T * fw + has(RematTensor::mlp_wi_1) * gate * 2 * T * fw;
-    b += has(RematTensor::mlp_wo) * (moe ? 0 : 2 * Tn * h);
     if (moe) {
         const MoeLoad load = moe_load(m, p);
         const double fe = double(m.moe.expert_ffn_hidden) / p.expert_tp();
         b += has(RematTensor::moe_wi_0) * 2 * load.tokens * fe + has(RematTensor::moe_wi_1) * gate * 2 * load.tokens * fe;
-        b += has(RematTensor::moe_wo) * 2 * load.tokens * h;
+        b += has(RematTensor::moe_wo) * 2 * load.tokens * h / p.expert_tp();
     }
     return b;
 }

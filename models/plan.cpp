@@ -244,18 +244,14 @@ PartialPlan plan_from_json(const JsonObject& par, const JsonObject& batch, const
             if (rec == to_string(c)) p.fp8_recipe = c;
     }
     if (free_if_absent(tr, "recompute", PlanField::recompute)) {
-        // podsim's modes, or a MaxText remat_policy by its name (custom: with training.remat_tensors).
-        const auto rc = tr.one_of("recompute", {"none", "selective", "minimal", "full", "minimal_with_context",
-                                                "save_dot_with_context_except_mlp", "save_dot_except_mlpwi",
-                                                "save_dot_except_mlp", "save_qkv_proj", "qkv_proj_offloaded",
-                                                "minimal_offloaded", "save_out_proj", "custom"});
+        // podsim's modes, or a MaxText remat_policy by its name (custom: with training.remat_tensors). podsim's none
+        // and selective come first: MaxText's "none" (no policy: nothing saved) is its full.
+        const std::string rc = tr.string("recompute");
         if (rc == "none") p.recompute = Recompute::none;
         else if (rc == "selective") p.recompute = Recompute::selective;
-        else if (const auto policy = maxtext_remat_policy(rc)) p.recompute = policy->recompute, p.remat = policy->names;
-        if (rc == "custom") {
-            if (!tr.has("remat_tensors"))
-                tr.fail("remat_tensors", "an object of MaxText tensor names to device/offload/remat (recompute is custom)");
-            p.remat = remat_tensors_at(tr, "remat_tensors");
+        else {
+            const RematPolicy policy = remat_policy_at(tr, "recompute", rc);
+            p.recompute = policy.recompute, p.remat = policy.names;
         }
     }
     if (tr.has("remat_tensors") && !(tr.has("recompute") && tr.string("recompute") == "custom"))

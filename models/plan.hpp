@@ -69,6 +69,10 @@ struct RematPolicy {
     RematNames names;
 };
 std::optional<RematPolicy> maxtext_remat_policy(const std::string& name);
+std::string maxtext_remat_policy_list();  // the names, for messages
+// The policy `name` that `o`.`key` states, custom's tensors read from `o`.remat_tensors; an unknown name, custom without
+// remat_tensors or remat_tensors with another policy is an error naming the path.
+RematPolicy remat_policy_at(const JsonObject& o, const char* key, const std::string& name);
 // The attention kernel / TP overlap a JSON field names (one_of: an unknown name is an error naming the path).
 AttentionKernel attention_kernel_at(const JsonObject& o, const char* key);
 TpOverlap tp_overlap_at(const JsonObject& o, const char* key);

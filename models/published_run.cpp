@@ -27,17 +27,7 @@ std::optional<RematPolicy> recompute_from_text(const JsonObject& set) {
         while (i < t.size() && (t[i] == '=' || t[i] == ':' || t[i] == ' ')) ++i;
         size_t e = i;
         while (e < t.size() && (std::isalnum(static_cast<unsigned char>(t[e])) || t[e] == '_')) ++e;
-        auto policy = maxtext_remat_policy(t.substr(i, e - i));
-        if (!policy)
-            set.fail("recompute", "a MaxText remat_policy (full, minimal, minimal_with_context, "
-                                  "save_dot_with_context_except_mlp, save_dot_except_mlpwi, save_dot_except_mlp, "
-                                  "save_qkv_proj, qkv_proj_offloaded, minimal_offloaded, save_out_proj, custom)");
-        if (t.substr(i, e - i) == "custom") {
-            if (!set.has("remat_tensors"))
-                set.fail("remat_tensors", "the tensors a remat_policy=custom keeps (MaxText names to device/offload/remat)");
-            policy->names = remat_tensors_at(set, "remat_tensors");
-        }
-        return policy;
+        return remat_policy_at(set, "recompute", t.substr(i, e - i));
     }
     if (set.has("remat_tensors")) set.fail("remat_tensors", "no remat_tensors unless recompute is remat_policy=custom");
     auto mode = [](Recompute r) { return std::optional<RematPolicy>(RematPolicy{r, {}}); };
@@ -276,7 +266,14 @@ PublishedRun read_run(const JsonObject& o, const Catalog& cat, const std::vector
     } else {
         pp.free.add(PlanField::precision);
     }
-    if (auto rc = recompute_from_text(set)) p.recompute = rc->recompute, p.remat = rc->names;
+    if (auto rc = recompute_from_text(set)) {
+        p.recompute = rc->recompute, p.remat = rc->names;
+        if (p.recompute == Recompute::names)
+            r.assumptions.push_back("named-tensor recomputation (JAX): keeps " + to_string(p.remat) +
+                                    (p.remat.offload ? "; host copies hidden under the compute, host memory checked "
+                                                       "only where the catalog states it"
+                                                     : ""));
+    }
     else pp.free.add(PlanField::recompute);
     // Activation offload (Megatron-Core's cpu_offloading_num_layers) as published, else free: the completion takes
     // none unless only offload makes the plan fit (it allows none with recomputation or pipelining).
@@ -328,7 +325,7 @@ PublishedPrediction simulate_published(const PublishedRun& run, const StepOption
     StepOptions price_only = opt;
     price_only.skip_engine_if_infeasible = true;
     out.step = simulate_step(run.model, run.system, plan, price_only);
-    const Recompute stated = plan.recompute;
+    const std::string stated = recompute_label(plan);
     // (Megatron-Core has no offload with recomputation: an escalated plan offloads nothing.)
     while (!out.step.memory.fits && plan.recompute != Recompute::full) {
         plan.offload_layers = 0;
@@ -338,7 +335,7 @@ PublishedPrediction simulate_published(const PublishedRun& run, const StepOption
         plan.recompute = from == Recompute::none                     ? Recompute::selective
                          : from == Recompute::selective && !alternate ? Recompute::minimal
                                                                       : Recompute::full;
-        out.escalation = std::string("recompute ") + to_string(stated) + " does not fit our memory model; " +
+        out.escalation = "recompute " + stated + " does not fit our memory model; " +
                          "simulated with " + to_string(plan.recompute);
         out.step = simulate_step(run.model, run.system, plan, price_only);
     }

@@ -66,6 +66,12 @@ TEST_CASE("MaxText's remat policy names: what each keeps (decoders.py get_remat_
     CHECK(to_string(maxtext_remat_policy("minimal_with_context")->names) ==
           "decoder_layer_input,qkv_proj,context,out_proj,mlpwi,mlpwo");
     CHECK(to_string(maxtext_remat_policy("qkv_proj_offloaded")->names) == "decoder_layer_input; offloaded: qkv_proj");
+    // The experts' gate and down outputs carry the dense names too (moe.py), so the dense policies keep them.
+    const RematNames dots = maxtext_remat_policy("save_dot_except_mlpwi")->names;
+    CHECK(dots.kept(RematTensor::moe_wo));
+    CHECK_FALSE(dots.kept(RematTensor::moe_wi_0));
+    CHECK(maxtext_remat_policy("minimal_with_context")->names.kept(RematTensor::moe_wi_0));
+    CHECK_FALSE(maxtext_remat_policy("minimal_with_context")->names.kept(RematTensor::moe_wi_1));
 }
 
 TEST_CASE("a named policy runs again what the backward needs and the policy does not keep, never the MLP's down GEMM") {
@@ -112,6 +118,10 @@ TEST_CASE("a named policy holds its kept tensors on the device and its offloaded
     p.remat.device = 1u << unsigned(RematTensor::query);
     p.remat.offload = 1u << unsigned(RematTensor::layer_input) | 1u << unsigned(RematTensor::context);
     CHECK(layer_activation_bytes(m, p) == approx(2 * T * 4096));
+    // A dense MLP's down output is no residual of the backward: naming it keeps nothing more.
+    ParallelPlan wo = p;
+    wo.remat.device |= 1u << unsigned(RematTensor::mlp_wo);
+    CHECK(layer_activation_bytes(m, wo) == approx(2 * T * 4096));
 
     MemoryInputs in;
     in.stage_params = 8e9, in.layers_on_stage = 32, in.zero_shard = 8;
@@ -153,6 +163,13 @@ TEST_CASE("remat_policy=custom reads each tensor's place; a name or place MaxTex
     CHECK(record(Json{{"decoder_layer_input", "remat"}}).error.find("decoder_layer_input") != std::string::npos);
     CHECK(record(Json()).error.find("settings.remat_tensors") != std::string::npos);
     CHECK(record(Json(), "remat_policy=save_everything").error.find("settings.recompute") != std::string::npos);
+    // One tensor named twice must have one place; base.yml's names podsim does not price are accepted only as remat.
+    CHECK(record(Json{{"qkv_proj", "offload"}, {"query_proj", "device"}}).error.find("remat_tensors.qkv_proj") !=
+          std::string::npos);
+    CHECK(record(Json{{"mla_kv", "device"}}).error.find("settings.remat_tensors.mla_kv") != std::string::npos);
+    CHECK(record(Json{{"mla_kv", "remat"}, {"query_proj", "device"}}).error.empty());
+    // MaxText's "none" is no policy, and nn.remat without one saves nothing.
+    CHECK(record(Json(), "remat_policy=none").plan.recompute == Recompute::full);
     const PublishedRun preset = record(Json(), "remat_policy=save_dot_except_mlpwi");
     REQUIRE(preset.error.empty());
     CHECK(preset.plan.remat == maxtext_remat_policy("save_dot_except_mlpwi")->names);
