@@ -138,6 +138,12 @@ AlternateFate alternate_fate(const Op& o, const ParallelPlan& p) {
     return AlternateFate::recomputed;
 }
 
+// The share of a GEMM that runs again, when only some of the matrices it fuses (Op::matrix_shares) are recomputed.
+Op share_of(Op o, double share) {
+    o.n *= share, o.flops *= share, o.bytes *= share;
+    return o;
+}
+
 // Recomputation by named tensors (Recompute::names) as JAX's autodiff runs it: the backward needs the Q/K/V
 // projections (the attention's backward), the attention output (the projection's weight gradient and the attention's
 // backward), the projection's output (the second norm's input is the residual plus it), the MLP's up outputs (the
@@ -186,10 +192,7 @@ void named_recompute(const std::vector<Op>& F, const ModelSpec& m, const Paralle
         } else {
             part = o.name == "residual_dropout2" ? 0 : 1;
         }
-        if (part <= 0) continue;
-        Op c = o;
-        if (part < 1) c.n *= part, c.flops *= part, c.bytes *= part;
-        out.push_back(c);
+        if (part > 0) out.push_back(share_of(o, part));
     }
 }
 
@@ -499,10 +502,7 @@ LayerOps layer_ops(const ModelSpec& m, const ParallelPlan& p, bool moe) {
         for (const auto& o : F) {
             if (o.kind == OpKind::matmul && !in_attention_core(o)) {
                 const double share = alternate_split(o, matrix).recomputed;
-                if (share <= 0) continue;
-                Op r = o;
-                r.n *= share, r.flops *= share, r.bytes *= share;
-                L.recompute.push_back(r);
+                if (share > 0) L.recompute.push_back(share_of(o, share));
             } else if (alternate_fate(o, p) == AlternateFate::recomputed) {
                 L.recompute.push_back(o);
             }

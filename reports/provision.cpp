@@ -301,7 +301,7 @@ FrameworkSettings maxtext_settings(const SystemSpec& sys, const ModelSpec& m, co
     } else if (p.recompute == Recompute::selective && p.attention == AttentionKernel::standard) {
         // Korthikanti's selective: the attention core runs again, every GEMM output is kept: MaxText's minimal.
         add("remat_policy", "minimal");
-    } else if (p.recompute == Recompute::selective && p.per_op_selective()) {
+    } else if (p.per_op_selective()) {
         add("remat_policy", "minimal");
         f.notes.push_back("the plan was priced with TorchTitan's per-op selective recomputation; MaxText's minimal "
                           "keeps every GEMM output");

@@ -13,6 +13,16 @@
 
 namespace podsim::test {
 
+ModelSpec llama3_8b() {
+    ModelSpec m;
+    m.name = "llama-8b-like";
+    m.layers = 32, m.hidden = 4096, m.ffn_hidden = 14336, m.heads = 32, m.kv_heads = 8, m.head_dim = 128;
+    m.vocab = 128256, m.seq_len = 8192;
+    m.activation = Activation::swiglu, m.norm = Norm::rmsnorm, m.position = Position::rope;
+    m.dropout = false, m.bias = false;
+    return m;
+}
+
 const Catalog& catalog() {
     static const Catalog c = Catalog::load(default_catalog_dir());
     return c;

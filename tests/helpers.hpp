@@ -8,6 +8,7 @@
 
 #include "hardware/catalog.hpp"
 #include "hardware/json_reader.hpp"
+#include "models/transformer.hpp"
 
 namespace podsim::test {
 
@@ -29,6 +30,9 @@ inline constexpr bool kAsan = false;
 inline doctest::Approx approx(double v) { return doctest::Approx(v).scale(0); }
 
 const Catalog& catalog();
+// Llama 3 8B's shape (GQA: 32 query heads, 8 KV heads of 128; SwiGLU, RMSNorm, RoPE; 8192-token sequences), the
+// layer the mechanism tests derive their expected values from.
+ModelSpec llama3_8b();
 std::string scenario(const std::string& name);  // path of scenarios/<name>
 std::vector<std::string> shipped_scenarios();   // every scenarios/*.json (not the subfolders), sorted
 std::string shared(const std::string& rel);     // path under ../shared

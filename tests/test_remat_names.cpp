@@ -17,17 +17,6 @@ using podsim::test::approx;
 
 namespace {
 
-// Llama 3 8B's layer: GQA (32 query heads, 8 KV heads of 128), SwiGLU, 8192-token sequences.
-ModelSpec llama8b() {
-    ModelSpec m;
-    m.name = "llama-8b-like";
-    m.layers = 32, m.hidden = 4096, m.ffn_hidden = 14336, m.heads = 32, m.kv_heads = 8, m.head_dim = 128;
-    m.vocab = 128256, m.seq_len = 8192;
-    m.activation = Activation::swiglu, m.norm = Norm::rmsnorm, m.position = Position::rope;
-    m.dropout = false, m.bias = false;
-    return m;
-}
-
 ParallelPlan named_plan(const char* policy) {
     ParallelPlan p;
     p.dp = 8, p.zero = 3, p.micro_batch = 1, p.global_batch = 8;
@@ -75,7 +64,7 @@ TEST_CASE("MaxText's remat policy names: what each keeps (decoders.py get_remat_
 }
 
 TEST_CASE("a named policy runs again what the backward needs and the policy does not keep, never the MLP's down GEMM") {
-    const ModelSpec m = llama8b();
+    const ModelSpec m = test::llama3_8b();
     const LayerOps none = layer_ops(m, named_plan("minimal_with_context"));
     const auto& F = none.forward;
     const double qkv = flops_of(F, "qkv"), proj = flops_of(F, "attn.proj"), up = flops_of(F, "mlp.up");
@@ -111,7 +100,7 @@ TEST_CASE("a named policy runs again what the backward needs and the policy does
 }
 
 TEST_CASE("a named policy holds its kept tensors on the device and its offloaded ones in host memory") {
-    const ModelSpec m = llama8b();
+    const ModelSpec m = test::llama3_8b();
     const double T = 8192, h = 4096;
     ParallelPlan p = named_plan("custom");
     // The layer input offloaded, the queries on the device, the attention output offloaded.
@@ -183,7 +172,7 @@ TEST_CASE("remat_policy=custom reads each tensor's place; a name or place MaxTex
 }
 
 TEST_CASE("full recomputation under JAX reruns only what the backward uses; PyTorch checkpointing the whole layer") {
-    const ModelSpec m = llama8b();
+    const ModelSpec m = test::llama3_8b();
     ParallelPlan p = named_plan("full");
     const LayerOps whole = layer_ops(m, p);
     const auto& F = whole.forward;
@@ -197,7 +186,7 @@ TEST_CASE("full recomputation under JAX reruns only what the backward uses; PyTo
 }
 
 TEST_CASE("the loss phase holds fp32 softmax buffers unless XLA fuses them into the output layer's GEMMs") {
-    const ModelSpec m = llama8b();
+    const ModelSpec m = test::llama3_8b();
     ParallelPlan p;
     p.dp = 8, p.zero = 3, p.micro_batch = 1, p.global_batch = 8;
     MemoryInputs in;

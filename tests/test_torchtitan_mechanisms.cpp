@@ -23,17 +23,6 @@ using podsim::test::approx;
 
 namespace {
 
-// Llama 3 8B's layer: GQA (32 query heads, 8 KV heads of 128), SwiGLU, 8192-token sequences.
-ModelSpec llama8b() {
-    ModelSpec m;
-    m.name = "llama-8b-like";
-    m.layers = 32, m.hidden = 4096, m.ffn_hidden = 14336, m.heads = 32, m.kv_heads = 8, m.head_dim = 128;
-    m.vocab = 128256, m.seq_len = 8192;
-    m.activation = Activation::swiglu, m.norm = Norm::rmsnorm, m.position = Position::rope;
-    m.dropout = false, m.bias = false;
-    return m;
-}
-
 ParallelPlan titan_plan() {
     ParallelPlan p;
     p.dp = 8, p.zero = 3, p.micro_batch = 2, p.global_batch = 16;
@@ -79,7 +68,7 @@ TEST_CASE("FlashAttention-2 on Hopper runs at the chip's flash2 fraction; on A10
 
     ParallelPlan fa2 = titan_plan(), fa3 = titan_plan();
     fa3.attention = AttentionKernel::flash;
-    const LayerOps L2 = layer_ops(llama8b(), fa2), L3 = layer_ops(llama8b(), fa3);
+    const LayerOps L2 = layer_ops(test::llama3_8b(), fa2), L3 = layer_ops(test::llama3_8b(), fa3);
     for (const char* name : {"flash_attention", "flash_attention.bwd"}) {
         const Op& a2 = find_op(name == std::string("flash_attention") ? L2.forward : L2.backward, name);
         const Op& a3 = find_op(name == std::string("flash_attention") ? L3.forward : L3.backward, name);
@@ -96,12 +85,12 @@ TEST_CASE("FlashAttention-2 on Hopper runs at the chip's flash2 fraction; on A10
     // Memory: the same kernel family, the same saved tensors.
     ParallelPlan none2 = fa2, none3 = fa3;
     none2.recompute = none3.recompute = Recompute::none;
-    CHECK(layer_activation_bytes(llama8b(), none2) == approx(layer_activation_bytes(llama8b(), none3)));
+    CHECK(layer_activation_bytes(test::llama3_8b(), none2) == approx(layer_activation_bytes(test::llama3_8b(), none3)));
 }
 
 TEST_CASE("TorchTitan's selective recomputation: every other weight matrix in forward order, and every op but the "
           "attention kernel and the TP reduce-scatters") {
-    const ModelSpec m = llama8b();
+    const ModelSpec m = test::llama3_8b();
     const double T = 2.0 * 8192, h = 4096, kv = 8 * 128, f = 14336;
     const LayerOps L = layer_ops(m, titan_plan());
     // Forward order q, k, v, o, gate (w1), up (w3), down (w2): k, o and up run again (the 2nd, 4th and 6th).
@@ -144,7 +133,7 @@ TEST_CASE("TorchTitan's selective recomputation: every other weight matrix in fo
 
 TEST_CASE("TorchTitan's selective recomputation keeps the layer input, the attention output and the odd matrices' "
           "outputs") {
-    const ModelSpec m = llama8b();
+    const ModelSpec m = test::llama3_8b();
     const double T = 2.0 * 8192, h = 4096, kv = 8 * 128, f = 14336, heads = 32, vd = 128;
     const ParallelPlan p = titan_plan();
     // Input (bf16) + attention output (bf16) and its fp32 log-sum-exp per head + q, v, gate (w1) and down (w2) outputs.
@@ -166,9 +155,9 @@ TEST_CASE("TorchTitan's selective recomputation keeps the layer input, the atten
 TEST_CASE("the engine and the closed form agree on a TorchTitan plan (FlashAttention-2, per-op recomputation)") {
     const SystemSpec sys = test::catalog().gpu_system("dgx-h100", 1, "t", "$");
     const ParallelPlan p = titan_plan();
-    const StepResult r = simulate_step(llama8b(), sys, p);
+    const StepResult r = simulate_step(test::llama3_8b(), sys, p);
     REQUIRE(r.feasible);
-    StepEstimator est(llama8b(), sys);
+    StepEstimator est(test::llama3_8b(), sys);
     const StepEstimate e = est.estimate(p);
     REQUIRE(e.feasible());
     CHECK(e.step_time_s == doctest::Approx(r.step_time_s).epsilon(0.01));
@@ -176,8 +165,8 @@ TEST_CASE("the engine and the closed form agree on a TorchTitan plan (FlashAtten
     ParallelPlan fa3 = p, saved = p;
     fa3.attention = AttentionKernel::flash;
     saved.recompute = Recompute::none;
-    CHECK(simulate_step(llama8b(), sys, fa3).step_time_s < r.step_time_s);
-    CHECK(simulate_step(llama8b(), sys, saved).step_time_s < r.step_time_s);
+    CHECK(simulate_step(test::llama3_8b(), sys, fa3).step_time_s < r.step_time_s);
+    CHECK(simulate_step(test::llama3_8b(), sys, saved).step_time_s < r.step_time_s);
 }
 
 TEST_CASE("the software catalog: TorchTitan runs FlashAttention-2 and its per-op policy; Megatron-Core its own; a "
@@ -230,7 +219,7 @@ TEST_CASE("a published record may state its TP overlap (TorchTitan's async TP); 
 }
 
 TEST_CASE("eager PyTorch: RMSNorm, RoPE and SwiGLU as separate kernels and HBM passes; LayerNorm and GELU as fused") {
-    const ModelSpec m = llama8b();
+    const ModelSpec m = test::llama3_8b();
     ParallelPlan fused = titan_plan(), eager = titan_plan();
     fused.recompute = eager.recompute = Recompute::none;
     eager.eager_elementwise = true;
