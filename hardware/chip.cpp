@@ -99,7 +99,7 @@ ChipSpec chip_from_json(const JsonObject& o) {
 
     auto e = o.object("efficiency");
     e.only_keys({"matmul_peak_fraction", "matmul_half_dim", "fp8_matmul_peak_fraction", "attention_peak_fraction",
-                 "flash2_attention_peak_fraction", "memory_bw_fraction", "kernel_overhead_s", "collective_bw_fraction", "comm_interference_fraction"});
+                 "flash2_attention_peak_fraction", "attention_backward_rate", "memory_bw_fraction", "kernel_overhead_s", "collective_bw_fraction", "comm_interference_fraction"});
     auto fraction = [&](const char* k) {
         double v = e.positive(k);
         if (v > 1) e.fail(k, "expected a fraction in (0, 1]");
@@ -112,6 +112,7 @@ ChipSpec chip_from_json(const JsonObject& o) {
     c.eff.flash2_attention_peak_fraction = e.has("flash2_attention_peak_fraction")
                                                ? fraction("flash2_attention_peak_fraction")
                                                : c.eff.attention_peak_fraction;
+    c.eff.attention_backward_rate = e.has("attention_backward_rate") ? fraction("attention_backward_rate") : 1.0;
     c.eff.memory_bw_fraction = fraction("memory_bw_fraction");
     c.eff.kernel_overhead_s = e.non_negative("kernel_overhead_s");
     c.eff.collective_bw_fraction = fraction("collective_bw_fraction");

@@ -21,6 +21,10 @@ struct ChipEfficiency {
     // warp-level MMA, no wgmma/TMA). Absent in the JSON: attention_peak_fraction (Ampere, where it is the kernel;
     // Blackwell, where the stacks that would run it ask SDPA for cuDNN first; TPUs).
     double flash2_attention_peak_fraction = 0;
+    // The flash backward's FLOP rate / its forward's: the backward recomputes the scores, runs five GEMM-sized
+    // products to the forward's two and accumulates dQ across key blocks, so it reaches a lower fraction of peak.
+    // Absent in the JSON: 1 (no measured figure; the backward at the forward's rate).
+    double attention_backward_rate = 1;
     double memory_bw_fraction = 0;        // streaming kernels / HBM peak
     double kernel_overhead_s = 0;         // fixed cost per kernel launch (GPU) or fused op (TPU)
     double collective_bw_fraction = 0;    // achievable collective bus bandwidth / link peak

@@ -479,6 +479,20 @@ LayerOps layer_ops(const ModelSpec& m, const ParallelPlan& p, bool moe) {
             ring_b.pass = OpPass::backward_data;
             ring_b.comm_bytes *= 2;  // K/V again plus their gradients
             B.push_back(ring_b);
+            // Each ring step is its own attention call whose partial output is merged into the running one by its
+            // log-sum-exp (Transformer Engine's AttnFuncWithCPAndKVP2P: flash_attn_fwd_out_correction into an fp32
+            // output, cast to 16-bit at the end; PyTorch's ring attention merges the same way): per step the
+            // step's output is read and the fp32 sum read and written. The backward adds each step's dQ into the
+            // 16-bit dQ and each step's dK/dV into the buffer that travels the ring.
+            const double out_elems = T * o_in, kv_elems = T * (kvk + kvv);
+            for (auto* v : {&F, &B})
+                for (Op& o : *v)
+                    if (o.kind == OpKind::attention) o.kernels = p.cp;  // one call per ring step
+            F.push_back(elementwise("cp.out_merge", p.cp * out_elems * (kAct + 4 + 4) + out_elems * (4 + kAct),
+                                    2 * p.cp + 1));
+            Op merge_b = elementwise("cp.grad_accumulate", p.cp * (out_elems + kv_elems) * 3 * kAct, 2 * p.cp);
+            merge_b.pass = OpPass::backward_data;
+            B.push_back(merge_b);
         } else {
             // All-gather K/V before attention (Llama 3, sec. 3.3.2): simple, not hidden; dK/dV reduce-scattered.
             F.push_back(collective("cp.kv_all_gather", CommGroup::cp, CommKind::all_gather, kv_block * p.cp, false));

@@ -92,7 +92,8 @@ double op_time_s(const Op& o, const CostContext& c) {
             return std::max(compute_s, mem_s) + launch_s;
         }
         case OpKind::attention: {
-            const double fraction = o.flash2 ? e.flash2_attention_peak_fraction : e.attention_peak_fraction;
+            const double fwd_fraction = o.flash2 ? e.flash2_attention_peak_fraction : e.attention_peak_fraction;
+            const double fraction = fwd_fraction * (is_backward(o) ? e.attention_backward_rate : 1.0);
             const double compute_s = o.flops / (chip.peak_bf16_flops_per_s * fraction);
             return std::max(compute_s, mem_s) + launch_s;
         }

@@ -118,6 +118,18 @@ TEST_CASE("a figure without a source is rejected") {
                          InputError);
 }
 
+TEST_CASE("the flash backward rate: a fraction in (0, 1], 1 where a chip states none") {
+    const std::string path = std::string(PODSIM_CATALOG_DIR_FOR_TESTS) + "/chips/h100-sxm.json";
+    Json chip = load_json_file(path);
+    CHECK(chip_from_json(JsonObject(chip, "h100.json", "$")).eff.attention_backward_rate == doctest::Approx(0.86));
+    chip["efficiency"]["attention_backward_rate"] = 1.2;
+    CHECK_THROWS_WITH_AS(chip_from_json(JsonObject(chip, "h100.json", "$")),
+                         doctest::Contains("$.efficiency.attention_backward_rate"), InputError);
+    chip["efficiency"].erase("attention_backward_rate");
+    chip["sources"].erase("efficiency.attention_backward_rate");
+    CHECK(chip_from_json(JsonObject(chip, "h100.json", "$")).eff.attention_backward_rate == 1.0);
+}
+
 TEST_CASE("group placement: TP inside the NVLink domain, DP across rails; TPU groups take torus axes") {
     auto dgx = catalog().gpu_system("dgx-h100", 16, "t", "$");
     // Layout tp, cp, dp, pp = 8, 1, 16, 1: TP is one node, DP one GPU per node over its own NIC.

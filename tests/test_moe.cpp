@@ -144,6 +144,41 @@ TEST_CASE("context parallelism: activations per device shrink with CP; KV all-ga
     CHECK(short_ctx.mfu_causal < short_ctx.mfu);
 }
 
+TEST_CASE("ring context parallelism: one attention call per step, partial outputs merged, gradients accumulated") {
+    const ModelSpec m = test::llama3_8b();  // 32 heads x 128, 8 KV heads, seq 8192
+    ParallelPlan p;
+    p.dp = 2, p.cp = 4, p.micro_batch = 1, p.global_batch = 8;
+    p.attention = AttentionKernel::flash;
+    const LayerOps L = layer_ops(m, p);
+    auto find = [](const std::vector<Op>& ops, const char* name) -> const Op* {
+        for (const auto& o : ops)
+            if (o.name == name) return &o;
+        return nullptr;
+    };
+    const double T = 8192.0 / 4, out_elems = T * 32 * 128, kv_elems = T * 2 * 8 * 128;
+    const Op* merge = find(L.forward, "cp.out_merge");
+    const Op* accumulate = find(L.backward, "cp.grad_accumulate");
+    REQUIRE(merge != nullptr);
+    REQUIRE(accumulate != nullptr);
+    // Per step: the step's 16-bit output read, the fp32 sum read and written; at the end the sum cast to 16-bit.
+    CHECK(merge->bytes == approx(4 * out_elems * (2 + 4 + 4) + out_elems * (4 + 2)));
+    // Per step: dQ and the travelling dK/dV each read-added-written in 16-bit.
+    CHECK(accumulate->bytes == approx(4 * (out_elems + kv_elems) * 3 * 2));
+    CHECK(find(L.forward, "flash_attention")->kernels == 4);
+    CHECK(find(L.backward, "flash_attention.bwd")->kernels == 4);
+    // Full recomputation reruns the merges with the attention calls.
+    ParallelPlan full = p;
+    full.recompute = Recompute::full;
+    CHECK(find(layer_ops(m, full).recompute, "cp.out_merge") != nullptr);
+    // The all-gather algorithm runs one attention call over the gathered keys: nothing to merge.
+    ParallelPlan ag = p;
+    ag.cp_algorithm = ParallelPlan::CpAlgorithm::all_gather;
+    const LayerOps G = layer_ops(m, ag);
+    CHECK(find(G.forward, "cp.out_merge") == nullptr);
+    CHECK(find(G.backward, "cp.grad_accumulate") == nullptr);
+    CHECK(find(G.forward, "flash_attention")->kernels == 1);
+}
+
 TEST_CASE("the closed form agrees with the engine on MoE plans, and the search explores EP and CP") {
     for (const char* name : {"mixtral-8x22b-32xa3-mega.json", "deepseek-v3-671b-2048xh800.json"}) {
         CAPTURE(name);

@@ -75,17 +75,39 @@ TEST_CASE("FlashAttention-2 on Hopper runs at the chip's flash2 fraction; on A10
         CHECK(a2.flash2);
         CHECK_FALSE(a3.flash2);
         CHECK(a2.flops == a3.flops);  // the same work: causal QK^T and PV (and 2.5x that backward)
-        // Compute-bound: FLOPs over the bf16 peak times the kernel's fraction, plus one launch.
+        // Compute-bound: FLOPs over the bf16 peak times the kernel's fraction (the backward at 0.86 of the
+        // forward's rate, FlashAttention-2/-3 papers), plus one launch.
+        const double rate = is_backward(a2) ? 0.86 : 1.0;
         CHECK(op_s(a2, h100, fa2) ==
-              approx(a2.flops / (h100.peak_bf16_flops_per_s * 0.333) + h100.eff.kernel_overhead_s));
-        CHECK(op_s(a3, h100, fa3) == approx(a3.flops / (h100.peak_bf16_flops_per_s * h100.eff.attention_peak_fraction) +
-                                             h100.eff.kernel_overhead_s));
+              approx(a2.flops / (h100.peak_bf16_flops_per_s * 0.333 * rate) + h100.eff.kernel_overhead_s));
+        CHECK(op_s(a3, h100, fa3) ==
+              approx(a3.flops / (h100.peak_bf16_flops_per_s * h100.eff.attention_peak_fraction * rate) +
+                     h100.eff.kernel_overhead_s));
         CHECK(op_s(a2, a100, fa2) == approx(op_s(a3, a100, fa3)));
     }
     // Memory: the same kernel family, the same saved tensors.
     ParallelPlan none2 = fa2, none3 = fa3;
     none2.recompute = none3.recompute = Recompute::none;
     CHECK(layer_activation_bytes(test::llama3_8b(), none2) == approx(layer_activation_bytes(test::llama3_8b(), none3)));
+}
+
+TEST_CASE("The flash backward runs at the chip's backward rate; a rerun forward at the forward's") {
+    const ChipSpec& h100 = chip("h100-sxm");
+    CHECK(h100.eff.attention_backward_rate == approx(0.86));  // 63%/73% (FA2 on A100); 518/600 (cuDNN on H100)
+    ParallelPlan p = titan_plan();
+    p.attention = AttentionKernel::flash, p.recompute = Recompute::full;
+    const LayerOps L = layer_ops(test::llama3_8b(), p);
+    const Op& fwd = find_op(L.forward, "flash_attention");
+    const Op& bwd = find_op(L.backward, "flash_attention.bwd");
+    const Op& rerun = find_op(L.recompute, "flash_attention");
+    const double fwd_rate = h100.peak_bf16_flops_per_s * h100.eff.attention_peak_fraction;
+    CHECK(bwd.flops == approx(2.5 * fwd.flops));  // five products to two
+    CHECK(op_s(bwd, h100, p) == approx(bwd.flops / (fwd_rate * 0.86) + h100.eff.kernel_overhead_s));
+    CHECK(op_s(rerun, h100, p) == approx(op_s(fwd, h100, p)));
+    // Absent from a chip's JSON: the backward at the forward's rate.
+    ChipSpec plain = h100;
+    plain.eff.attention_backward_rate = 1;
+    CHECK(op_s(bwd, plain, p) == approx(bwd.flops / fwd_rate + h100.eff.kernel_overhead_s));
 }
 
 TEST_CASE("TorchTitan's selective recomputation: every other weight matrix in forward order, and every op but the "
