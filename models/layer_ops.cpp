@@ -130,8 +130,13 @@ AlternateSplit alternate_split(const Op& o, int& matrix) {
 // all-gather) only feeds the attention kernel, whose output is kept, so it does not run again either. Everything
 // else is recomputed.
 enum class AlternateFate { recomputed, saved, not_rerun };
+// Ring context parallelism's merge of the per-step partial outputs: the last part of the attention's output, so a
+// policy that keeps that output does not run it again either.
+constexpr const char* kCpOutMerge = "cp.out_merge";
+bool is_cp_out_merge(const Op& o) { return o.name == kCpOutMerge; }
 AlternateFate alternate_fate(const Op& o, const ParallelPlan& p) {
-    if (in_attention_core(o)) return p.attention == AttentionKernel::standard ? AlternateFate::recomputed : AlternateFate::saved;
+    if (in_attention_core(o) || is_cp_out_merge(o))
+        return p.attention == AttentionKernel::standard ? AlternateFate::recomputed : AlternateFate::saved;
     if (o.kind != OpKind::collective) return AlternateFate::recomputed;
     if (o.comm == CommKind::reduce_scatter || o.comm == CommKind::all_to_all) return AlternateFate::saved;
     if (o.group == CommGroup::cp) return AlternateFate::not_rerun;
@@ -172,6 +177,8 @@ void named_recompute(const std::vector<Op>& F, const ModelSpec& m, const Paralle
         if (in_attention_core(o)) {
             // Standard attention keeping its output still needs the softmax's (the scores' gradient).
             part = core || o.role == OpRole::attention_softmax || o.name == "core.qk";
+        } else if (is_cp_out_merge(o)) {
+            part = core;
         } else if (o.kind == OpKind::matmul) {
             if (o.name == "qkv") part = share(o, {RematTensor::query, RematTensor::key, RematTensor::value});
             else if (o.name == "mla.q_down" || o.name == "mla.kv_down") part = 1;  // the latents: up GEMMs' inputs
@@ -488,7 +495,7 @@ LayerOps layer_ops(const ModelSpec& m, const ParallelPlan& p, bool moe) {
             for (auto* v : {&F, &B})
                 for (Op& o : *v)
                     if (o.kind == OpKind::attention) o.kernels = p.cp;  // one call per ring step
-            F.push_back(elementwise("cp.out_merge", p.cp * out_elems * (kAct + 4 + 4) + out_elems * (4 + kAct),
+            F.push_back(elementwise(kCpOutMerge, p.cp * out_elems * (kAct + 4 + 4) + out_elems * (4 + kAct),
                                     2 * p.cp + 1));
             Op merge_b = elementwise("cp.grad_accumulate", p.cp * (out_elems + kv_elems) * 3 * kAct, 2 * p.cp);
             merge_b.pass = OpPass::backward_data;

@@ -170,6 +170,18 @@ TEST_CASE("ring context parallelism: one attention call per step, partial output
     ParallelPlan full = p;
     full.recompute = Recompute::full;
     CHECK(find(layer_ops(m, full).recompute, "cp.out_merge") != nullptr);
+    // A policy that keeps the attention's output does not merge again: MaxText's names keeping the context, and
+    // TorchTitan's per-op policy, which saves the flash kernel's output.
+    ParallelPlan named = p;
+    named.recompute = Recompute::names;
+    named.remat.device |= 1u << unsigned(RematTensor::context);
+    CHECK(find(layer_ops(m, named).recompute, "cp.out_merge") == nullptr);
+    named.remat = RematNames{};  // the layer input alone
+    CHECK(find(layer_ops(m, named).recompute, "cp.out_merge") != nullptr);
+    ParallelPlan per_op = p;
+    per_op.recompute = Recompute::selective, per_op.selective = SelectiveRecompute::alternate_matmuls;
+    CHECK(find(layer_ops(m, per_op).recompute, "cp.out_merge") == nullptr);
+    CHECK(find(layer_ops(m, per_op).recompute, "rope") != nullptr);  // the policy's other elementwise ops rerun
     // The all-gather algorithm runs one attention call over the gathered keys: nothing to merge.
     ParallelPlan ag = p;
     ag.cp_algorithm = ParallelPlan::CpAlgorithm::all_gather;
