@@ -97,7 +97,26 @@ Catalog Catalog::load(const std::string& dir) {
             EfficiencyProfile p = profile_from_json(JsonObject(j, f, "$"), &chip_id);
             auto it = std::find_if(c.chips_.begin(), c.chips_.end(), [&](const ChipSpec& x) { return x.id == chip_id; });
             if (it == c.chips_.end()) throw InputError(f, "$.chip", "unknown chip \"" + chip_id + "\"");
+            p.fitted_chip = chip_id;
             it->profiles.push_back(p);
+        }
+    }
+    // A part cut from another chip's die runs the same kernels at its own clocks and memory: that chip's fitted
+    // fractions of peak apply to it, unless it has its own fit for the precision.
+    for (auto& chip : c.chips_) {
+        if (chip.silicon_of.empty()) continue;
+        auto src = std::find_if(c.chips_.begin(), c.chips_.end(), [&](const ChipSpec& x) { return x.id == chip.silicon_of; });
+        if (src == c.chips_.end() || src->id == chip.id || !src->silicon_of.empty())
+            throw InputError(chip.file, "$.silicon_of",
+                             "expected the id of another chip in the catalog that names no silicon_of itself, got \"" +
+                                 chip.silicon_of + "\"");
+        for (const EfficiencyProfile& p : src->profiles) {
+            const bool own = std::any_of(chip.profiles.begin(), chip.profiles.end(),
+                                         [&](const EfficiencyProfile& q) { return q.precision == p.precision; });
+            if (own) continue;
+            EfficiencyProfile shared = p;
+            shared.method += "; fitted on " + src->id + ", the same silicon";
+            chip.profiles.push_back(shared);
         }
     }
     if (fs::is_directory(dir + "/storage"))

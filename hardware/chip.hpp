@@ -59,6 +59,7 @@ struct EfficiencyProfile {
     double matmul_peak_fraction = 0;
     std::string file;
     std::string method;              // how it was made, printed with every plan that uses it
+    std::string fitted_chip;         // the chip whose runs it was fitted on (another, for a part of the same silicon)
 };
 
 struct ChipSpec {
@@ -84,6 +85,9 @@ struct ChipSpec {
     ChipEfficiency eff;
     std::optional<TpuSliceRules> tpu;
     std::vector<EfficiencyProfile> profiles;  // from hardware/profiles/, matched by chip id
+    // Another catalog chip with the same die (a lower-power or other-memory part): its fitted fractions of peak
+    // apply here too, against this chip's own peaks (empty: none).
+    std::string silicon_of;
     std::string file;  // where it was loaded from, for messages
 
     bool has_fp8() const { return peak_fp8_flops_per_s > 0; }

@@ -2,6 +2,7 @@
 #include <doctest/doctest.h>
 
 #include <filesystem>
+#include <functional>
 
 #include "hardware/names.hpp"
 #include "placement/placement.hpp"
@@ -155,4 +156,65 @@ TEST_CASE("group placement: TP inside the NVLink domain, DP across rails; TPU gr
     CHECK(f16.levels[0].bytes_per_s == approx(4 * 100e9 * 0.9));
     auto bad = place_group(v5p, {3, 1, 1, 21}, 0);  // 3 does not divide any axis
     CHECK_FALSE(bad.placeable);
+}
+
+TEST_CASE("a part cut from another chip's die takes that chip's fitted fractions of peak; a bad silicon_of names its path") {
+    const ChipSpec* h100 = catalog().find_chip("h100-sxm");
+    const ChipSpec* part = catalog().find_chip("H100 96GB HBM2e 500W");
+    REQUIRE(h100 != nullptr);
+    REQUIRE(part != nullptr);
+    CHECK(part->silicon_of == "h100-sxm");
+    CHECK(part->peak_bf16_flops_per_s < h100->peak_bf16_flops_per_s);  // its own peaks: a lower power limit
+    CHECK(part->hbm_bytes_per_s == approx(2.4e12));
+    REQUIRE(!h100->profiles.empty());
+    REQUIRE(part->profiles.size() == h100->profiles.size());
+    for (size_t i = 0; i < h100->profiles.size(); ++i) {
+        CHECK(part->profiles[i].precision == h100->profiles[i].precision);
+        CHECK(part->profiles[i].matmul_peak_fraction == h100->profiles[i].matmul_peak_fraction);
+        CHECK(part->profiles[i].method.find("; fitted on h100-sxm, the same silicon") != std::string::npos);
+        CHECK(part->profiles[i].fitted_chip == "h100-sxm");
+    }
+    CHECK(catalog().find_chip("h200-sxm")->profiles.size() == h100->profiles.size());
+    CHECK(catalog().find_chip("b200")->profiles.empty());  // another die: nothing borrowed
+
+    // A copy of the catalog with its profiles, edited one way at a time.
+    const std::string root = podsim::test::temp_dir() + "/silicon_catalog";
+    auto load_edited = [&](const std::function<void(const std::string&)>& edit) {
+        std::filesystem::remove_all(root);
+        std::filesystem::create_directories(root);
+        std::filesystem::copy(PODSIM_CATALOG_DIR_FOR_TESTS, root + "/catalog", std::filesystem::copy_options::recursive);
+        std::filesystem::copy(std::string(PODSIM_CATALOG_DIR_FOR_TESTS) + "/../profiles", root + "/profiles",
+                              std::filesystem::copy_options::recursive);
+        edit(root);
+        return Catalog::load(root + "/catalog");
+    };
+    auto set_silicon = [&](const char* chip, const char* of) {
+        return [=](const std::string& dir) {
+            const std::string f = dir + "/catalog/chips/" + chip + ".json";
+            Json j = load_json_file(f);
+            j["silicon_of"] = of;
+            podsim::test::write_file(f, j.dump(1));
+        };
+    };
+    for (const char* bad : {"h100-sxm-96gb-500w", "h100-sxm-9000", "H100"})  // itself, unknown, an alias not an id
+        CHECK_THROWS_WITH_AS(load_edited(set_silicon("h100-sxm-96gb-500w", bad)),
+                             doctest::Contains("h100-sxm-96gb-500w.json: $.silicon_of"), InputError);
+    // No chains: h200 names the part, which names h100-sxm.
+    CHECK_THROWS_WITH_AS(load_edited(set_silicon("h200-sxm", "h100-sxm-96gb-500w")),
+                         doctest::Contains("h200-sxm.json: $.silicon_of"), InputError);
+    // A part with its own fit for a precision keeps it and borrows the rest.
+    const Catalog own = load_edited([](const std::string& dir) {
+        Json p = load_json_file(dir + "/profiles/h100-sxm-fp8.json");
+        p["chip"] = "h100-sxm-96gb-500w";
+        p["matmul_peak_fraction"] = 0.4;
+        podsim::test::write_file(dir + "/profiles/part-fp8.json", p.dump(1));
+    });
+    int fp8 = 0;
+    for (const auto& p : own.find_chip("h100-sxm-96gb-500w")->profiles)
+        if (p.precision == "fp8") {
+            ++fp8;
+            CHECK(p.matmul_peak_fraction == approx(0.4));
+        }
+    CHECK(fp8 == 1);
+    std::filesystem::remove_all(root);
 }
