@@ -200,6 +200,7 @@ PartialPlan plan_from_json(const JsonObject& par, const JsonObject& batch, const
     check_chip_product(p, par);
     p.ep_overlap = par.opt_bool("ep_overlap").value_or(false);
     p.ep_node_dedup = par.opt_bool("ep_node_dedup").value_or(false);
+    out.cp_algorithm_stated = par.has("cp_algorithm");
     if (par.has("cp_algorithm"))
         p.cp_algorithm = par.one_of("cp_algorithm", {"ring", "all_gather"}) == "ring" ? ParallelPlan::CpAlgorithm::ring
                                                                                     : ParallelPlan::CpAlgorithm::all_gather;

@@ -175,6 +175,7 @@ struct PlanFields {
 struct PartialPlan {
     ParallelPlan plan;
     PlanFields free;
+    bool cp_algorithm_stated = false;  // parallel.cp_algorithm given: the software stack's does not replace it
 };
 
 // Fails at `par`.dp when dp x tp x pp x cp is beyond limits::max_chips (so chips() cannot overflow).

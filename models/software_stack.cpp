@@ -47,7 +47,7 @@ SoftwareStack read_stack(const JsonObject& o) {
                  "fp8", "ep_overlap", "ep_node_dedup", "dcn_sync_overlap",
                  "act_fused_into_gemm", "grad_accum_bytes_per_param", "pipeline_p2p", "zero_grad_sync",
                  "activation_offload", "fp8_saved_inputs", "virtual_stage_layers", "selective_recompute",
-                 "elementwise_kernels", "recompute_reruns"});
+                 "elementwise_kernels", "recompute_reruns", "cp_algorithm"});
     // Each behaviour: {"value": ..., "source": "..."}; all are required, so a stack is never half-described.
     auto entry = [&](const char* key) {
         const JsonObject e = b.object(key);
@@ -104,6 +104,9 @@ SoftwareStack read_stack(const JsonObject& o) {
     s.activation_offload = entry("activation_offload").one_of("value", {"none", "layers"}) == "layers";
     s.fp8_saved_inputs = entry("fp8_saved_inputs").one_of("value", {"fp8", "high_precision"}) == "fp8";
     s.uneven_virtual_stages = entry("virtual_stage_layers").one_of("value", {"even", "uneven"}) == "uneven";
+    s.cp_algorithm = entry("cp_algorithm").one_of("value", {"ring", "all_gather"}) == "ring"
+                         ? ParallelPlan::CpAlgorithm::ring
+                         : ParallelPlan::CpAlgorithm::all_gather;
     return s;
 }
 
@@ -204,7 +207,8 @@ std::vector<ChoiceDoc> software_stack_docs(const std::vector<SoftwareStack>& sta
                     {"zero_grad_sync", s.zero_grad_all_reduce ? "all_reduce" : "reduce_scatter"},
                     {"activation_offload", s.activation_offload ? "layers" : "none"},
                     {"fp8_saved_inputs", s.fp8_saved_inputs ? "fp8" : "high_precision"},
-                    {"virtual_stage_layers", s.uneven_virtual_stages ? "uneven" : "even"}};
+                    {"virtual_stage_layers", s.uneven_virtual_stages ? "uneven" : "even"},
+                    {"cp_algorithm", s.cp_algorithm == ParallelPlan::CpAlgorithm::ring ? "ring" : "all_gather"}};
         out.push_back(std::move(d));
     }
     return out;
@@ -224,6 +228,7 @@ void apply_stack_behaviours(const SoftwareStack& stack, PartialPlan& pp, bool ke
     p.fp8_saved_inputs = stack.fp8_saved_inputs;
     p.grad_accum_bytes_per_param = stack.grad_accum_bytes_per_param;
     p.pp_p2p = stack.pipeline_p2p;
+    if (!pp.cp_algorithm_stated) p.cp_algorithm = stack.cp_algorithm;
     p.zero_grad_all_reduce = stack.zero_grad_all_reduce;
     for (PlanField f : {PlanField::attention, PlanField::tp_comm_overlap, PlanField::dp_overlap,
                         PlanField::param_gather_overlap})

@@ -42,6 +42,9 @@ struct SoftwareStack {
     bool dcn_sync_overlap = true;  // the cross-slice gradient reduction under the backward (false: after it)
     bool act_fused_into_gemm = false;  // XLA fuses the MLP activation into the down GEMM's operand
     PipelineP2p pipeline_p2p = PipelineP2p::scatter_gather;
+    // How context parallelism shares K/V: a ring with one attention call and one fp32 merge per step (Transformer
+    // Engine, PyTorch), or one all-gather and one call (MaxText). A scenario's parallel.cp_algorithm wins.
+    ParallelPlan::CpAlgorithm cp_algorithm = ParallelPlan::CpAlgorithm::ring;
     bool zero_grad_all_reduce = false;  // ZeRO-1 gradients all-reduced whole (ParallelPlan's field)
     double grad_accum_bytes_per_param = 0;  // per micro-batch, outside the GEMMs (ParallelPlan's field)
     bool fp8_saved_inputs = false;    // fp8 linear inputs kept for the backward as fp8 (ParallelPlan's field)

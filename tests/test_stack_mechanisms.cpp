@@ -7,11 +7,14 @@
 //   all-reduce (DeepSpeed's bf16 pipeline path).
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "models/closed_form.hpp"
 #include "models/fast_step.hpp"
+#include "models/layer_ops.hpp"
 #include "models/plan_completion.hpp"
+#include "models/scenario.hpp"
 #include "models/software_stack.hpp"
 #include "models/step.hpp"
 #include "models/step_costs.hpp"
@@ -174,4 +177,54 @@ TEST_CASE("virtual stages: Megatron-LM 2022 needs pp x vpp to divide the layers;
     ParallelPlan p1 = partial.plan, p2 = partial.plan;
     p2.vpp = 2, p2.schedule = Schedule::interleaved;
     CHECK(simulate_step(m, four_nodes(), p2).step_time_s < simulate_step(m, four_nodes(), p1).step_time_s);
+}
+
+TEST_CASE("context parallelism shares K/V as the stack does (MaxText all-gathers them, Transformer Engine and PyTorch "
+          "pass them around a ring) unless the scenario states it; a bad value names its path") {
+    const auto stacks = load_software_stacks(default_catalog_dir());
+    auto algorithm = [&](const std::string& name) {
+        const SoftwareStack* s = find_stack(stacks, name);
+        REQUIRE(s != nullptr);
+        return s->cp_algorithm;
+    };
+    using Cp = ParallelPlan::CpAlgorithm;
+    CHECK(algorithm("MaxText") == Cp::all_gather);
+    CHECK(algorithm("NeMo 24.07") == Cp::ring);
+    CHECK(algorithm("TorchTitan") == Cp::ring);
+
+    Json j = load_json_file(test::scenario("llama3-70b-partial-16xa3-mega.json"));
+    j["parallel"] = {{"cp", 2}};
+    j["training"]["framework"] = "MaxText";
+    const Scenario maxtext = scenario_from_json(j, "s.json", test::catalog());
+    CHECK(maxtext.plan.cp_algorithm == Cp::all_gather);
+    j["parallel"]["cp_algorithm"] = "ring";  // stated: the scenario's
+    CHECK(scenario_from_json(j, "s.json", test::catalog()).plan.cp_algorithm == Cp::ring);
+    j["parallel"].erase("cp_algorithm");
+    j["training"]["framework"] = "Megatron-Core";
+    CHECK(scenario_from_json(j, "s.json", test::catalog()).plan.cp_algorithm == Cp::ring);
+
+    // The two price different ops: one gather and one attention call, or per-step calls, merges and a ring.
+    ParallelPlan p = maxtext.plan;
+    auto names = [&](const ParallelPlan& q) {
+        std::vector<std::string> out;
+        const LayerOps L = layer_ops(maxtext.model, q);
+        for (const auto* v : {&L.forward, &L.backward})
+            for (const Op& o : *v) out.push_back(o.name);
+        return out;
+    };
+    auto has = [](const std::vector<std::string>& v, const char* n) { return std::count(v.begin(), v.end(), n) > 0; };
+    const auto gathered = names(p);
+    CHECK(has(gathered, "cp.kv_all_gather"));
+    CHECK_FALSE(has(gathered, "cp.out_merge"));
+    p.cp_algorithm = Cp::ring;
+    const auto ring = names(p);
+    CHECK(has(ring, "cp.out_merge"));
+    CHECK_FALSE(has(ring, "cp.kv_all_gather"));
+
+    const std::string err =
+        test::stack_catalog_error("bad-cp", [](Json& s) { s["behaviours"]["cp_algorithm"]["value"] = "ulysses"; });
+    CHECK(err.find("$.behaviours.cp_algorithm.value") != std::string::npos);
+    const std::string missing =
+        test::stack_catalog_error("no-cp", [](Json& s) { s["behaviours"].erase("cp_algorithm"); });
+    CHECK(missing.find("cp_algorithm") != std::string::npos);
 }
