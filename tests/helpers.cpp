@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <stdexcept>
 
 namespace podsim::test {
 
@@ -86,6 +87,13 @@ std::string stack_catalog_error(const std::string& tag, const std::function<void
         return e.what();
     }
     return "";
+}
+
+const SoftwareStack& shipped_stack(const std::string& framework) {
+    static const std::vector<SoftwareStack> stacks = load_software_stacks(default_catalog_dir());
+    const SoftwareStack* s = find_stack(stacks, framework);
+    if (!s) throw std::runtime_error("no shipped software stack is named by \"" + framework + "\"");
+    return *s;
 }
 
 }  // namespace podsim::test

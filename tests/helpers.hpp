@@ -8,6 +8,7 @@
 
 #include "hardware/catalog.hpp"
 #include "hardware/json_reader.hpp"
+#include "models/software_stack.hpp"
 #include "models/transformer.hpp"
 
 namespace podsim::test {
@@ -53,5 +54,7 @@ int validate_json_outputs(const std::vector<std::string>& files);
 // Loads a software catalog holding only hardware/catalog/software/nemo.json changed by `edit` (in a fresh folder
 // named after `tag`) and returns the input error's message, "" when it loads.
 std::string stack_catalog_error(const std::string& tag, const std::function<void(Json&)>& edit);
+// The shipped software stack a framework text names (hardware/catalog/software, loaded once); throws if none does.
+const SoftwareStack& shipped_stack(const std::string& framework);
 
 }  // namespace podsim::test

@@ -103,12 +103,7 @@ TEST_CASE("pipeline p2p: scattered over TP on a side stream, or whole and blocki
 
 TEST_CASE("pipeline p2p is a catalog behaviour: DeepSpeed's stacks block, Megatron-LM scatters; a bad value names "
           "its path") {
-    const auto stacks = load_software_stacks(default_catalog_dir());
-    auto stack = [&](const std::string& name) {
-        const SoftwareStack* s = find_stack(stacks, name);
-        REQUIRE(s != nullptr);
-        return *s;
-    };
+    auto stack = [](const std::string& name) { return test::shipped_stack(name); };
     CHECK(stack("Megatron-DeepSpeed").pipeline_p2p == PipelineP2p::full_blocking);
     CHECK_FALSE(stack("Megatron-DeepSpeed").param_gather_overlap);  // ZeRO-1's gather ends the optimizer step
     CHECK(stack("Megatron-LM (2021)").pipeline_p2p == PipelineP2p::scatter_gather);
@@ -142,12 +137,7 @@ TEST_CASE("ZeRO-1 gradients: reduce-scattered to their owners, or all-reduced wh
     p.zero_grad_all_reduce = false;
     CHECK(z2 == approx(priced(p).chunk(0, 0).grad_sync_s));
     CHECK(z2 == approx(r));
-    const auto stacks = load_software_stacks(default_catalog_dir());
-    auto all_reduces = [&](const std::string& name) {
-        const SoftwareStack* s = find_stack(stacks, name);
-        REQUIRE(s != nullptr);
-        return s->zero_grad_all_reduce;
-    };
+    auto all_reduces = [](const std::string& name) { return test::shipped_stack(name).zero_grad_all_reduce; };
     CHECK(all_reduces("Megatron-DeepSpeed"));
     CHECK_FALSE(all_reduces("DeepSpeed"));
     CHECK_FALSE(all_reduces("NeMo 24.07"));
@@ -181,12 +171,7 @@ TEST_CASE("virtual stages: Megatron-LM 2022 needs pp x vpp to divide the layers;
 
 TEST_CASE("context parallelism shares K/V as the stack does (MaxText all-gathers them, Transformer Engine and PyTorch "
           "pass them around a ring) unless the scenario states it; a bad value names its path") {
-    const auto stacks = load_software_stacks(default_catalog_dir());
-    auto algorithm = [&](const std::string& name) {
-        const SoftwareStack* s = find_stack(stacks, name);
-        REQUIRE(s != nullptr);
-        return s->cp_algorithm;
-    };
+    auto algorithm = [](const std::string& name) { return test::shipped_stack(name).cp_algorithm; };
     using Cp = ParallelPlan::CpAlgorithm;
     CHECK(algorithm("MaxText") == Cp::all_gather);
     CHECK(algorithm("NeMo 24.07") == Cp::ring);
