@@ -119,6 +119,11 @@ PublishedRun read_run(const JsonObject& o, const Catalog& cat, const std::vector
     degree("pp", PlanField::pp, p.pp);
     degree("cp", PlanField::cp, p.cp);
     degree("dp", PlanField::dp, p.dp);
+    if (par.has("cp_algorithm")) {  // stated: the stack's does not replace it
+        p.cp_algorithm = par.one_of("cp_algorithm", {"ring", "all_gather"}) == "ring" ? ParallelPlan::CpAlgorithm::ring
+                                                                                    : ParallelPlan::CpAlgorithm::all_gather;
+        pp.cp_algorithm_stated = true;
+    }
     const int fsdp = par.count("fsdp_degree", 1, D, 1);
     int slices = par.count("dcn_dp", 1, limits::max_slices, 0);  // data-parallel slices over DCN, when stated
     if (!pp.free.has(PlanField::dp)) {

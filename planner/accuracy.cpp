@@ -51,10 +51,23 @@ AccuracyBand Accuracy::band_for(const std::string& chip_id, const std::string& c
              : "";
     const ChipAccuracy* mine = nullptr;
     if (vis && vis->by_chip.count(chip_id)) mine = &vis->by_chip.at(chip_id);
+    // A chip with no visible runs but three or more in a held-out set: its own error there, said as held out.
+    const AccuracySet* held_mine = nullptr;
+    if (!mine || mine->runs < 3)
+        for (const auto& s : sets)
+            if (&s != vis && s.by_chip.count(chip_id) && s.by_chip.at(chip_id).runs >= 3) {
+                held_mine = &s;
+                break;
+            }
     if (mine && mine->runs >= 3) {
         b.typical_pct = mine->mape_pct, b.worst_pct = mine->max_error_pct;
         b.basis = fmt::format("podsim's mean error on {} published {} runs (worst {:.0f}%); on {}", mine->runs, chip_name,
                               mine->max_error_pct, held_words);
+    } else if (held_mine) {
+        const ChipAccuracy& c = held_mine->by_chip.at(chip_id);
+        b.typical_pct = c.mape_pct, b.worst_pct = c.max_error_pct;
+        b.basis = fmt::format("podsim's mean error on {} published {} runs held out from fitting ({}; worst {:.0f}%)",
+                              c.runs, chip_name, held_mine->file, c.max_error_pct);
     } else if (held) {
         b.typical_pct = held->mape_pct, b.worst_pct = held->max_error_pct;
         b.basis = fmt::format("no published {} run in podsim's validation, so the error on {}", chip_name, held_words);

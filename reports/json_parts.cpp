@@ -25,7 +25,8 @@ json scenario_ref_json(const Scenario& s) { return {{"name", s.name}, {"file", s
 json system_json(const SystemSpec& s) { return {{"label", s.label}, {"chip", s.chip.id}, {"chips", s.chips}}; }
 
 json plan_json(const ParallelPlan& p) {
-    return {{"dp", p.dp}, {"tp", p.tp}, {"pp", p.pp}, {"vpp", p.vpp}, {"cp", p.cp}, {"ep", p.ep}, {"etp", p.expert_tp()},
+    return {{"dp", p.dp}, {"tp", p.tp}, {"pp", p.pp}, {"vpp", p.vpp}, {"cp", p.cp},
+            {"cp_algorithm", p.cp_algorithm == ParallelPlan::CpAlgorithm::ring ? "ring" : "all_gather"}, {"ep", p.ep}, {"etp", p.expert_tp()},
             {"sp", p.sp}, {"zero", p.zero}, {"schedule", to_string(p.schedule)}, {"micro_batch", p.micro_batch},
             {"global_batch_seqs", p.global_batch}, {"micro_batches", p.micro_batches()},
             {"precision", to_string(p.precision)},

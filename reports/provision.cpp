@@ -82,7 +82,11 @@ FrameworkSettings megatron_settings(const SystemSpec& sys, const ModelSpec& m, c
     auto add = [&](std::string k, std::string v = "") { f.settings.emplace_back(std::move(k), std::move(v)); };
     add("--tensor-model-parallel-size", str(p.tp));
     add("--pipeline-model-parallel-size", str(p.pp));
-    if (p.cp > 1) add("--context-parallel-size", str(p.cp));
+    if (p.cp > 1) {
+        add("--context-parallel-size", str(p.cp));
+        // How K/V are shared, as podsim priced it: Transformer Engine's ring (p2p, Megatron's default) or its gather.
+        add("--cp-comm-type", p.cp_algorithm == ParallelPlan::CpAlgorithm::ring ? "p2p" : "allgather");
+    }
     if (p.ep > 1) {
         add("--expert-model-parallel-size", str(p.ep));
         add("--expert-tensor-parallel-size", str(p.expert_tp()));
@@ -236,6 +240,14 @@ FrameworkSettings maxtext_settings(const SystemSpec& sys, const ModelSpec& m, co
     add("ici_context_parallelism", str(cp_i));
     add("ici_pipeline_parallelism", str(pp_i));
     add("ici_expert_parallelism", str(ep_i));
+    if (cp_i * cp_d > 1) {
+        // How K/V are shared, as podsim priced it (base.yml context_parallel_strategy, default all_gather); TPU ring
+        // attention runs only on the Tokamax splash kernel (attention_op.py: "TPU Tokamax ring attention requires
+        // use_tokamax_splash=True").
+        const bool ring = p.cp_algorithm == ParallelPlan::CpAlgorithm::ring;
+        add("context_parallel_strategy", ring ? "ring" : "all_gather");
+        if (ring) add("use_tokamax_splash", "true");
+    }
     if (dp_d > 1 && fsdp)
         f.notes.push_back("FSDP inside each slice, data parallelism across slices (HSDP), as podsim prices ZeRO-3 on "
                           "multislice");

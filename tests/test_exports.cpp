@@ -88,6 +88,14 @@ std::string maxtext_violation(const FrameworkSettings& f, const SystemSpec& sys,
     }
     if (const std::string* q = f.find("quantization"); q && *q == "fp8" && accum > 1)
         return "fp8 quantization with gradient accumulation";
+    // base.yml: context_parallel_strategy "all_gather", "ring", "ulysses" or "usp"; layers/attention_op.py: "TPU
+    // Tokamax ring attention requires use_tokamax_splash=True".
+    if (const std::string* cps = f.find("context_parallel_strategy")) {
+        if (*cps != "all_gather" && *cps != "ring" && *cps != "ulysses" && *cps != "usp")
+            return "context_parallel_strategy " + *cps + " is not one of base.yml's";
+        const std::string* tok = f.find("use_tokamax_splash");
+        if (*cps == "ring" && (!tok || *tok != "true")) return "ring context parallelism without use_tokamax_splash";
+    }
     return "";
 }
 
@@ -147,6 +155,11 @@ std::string megatron_violation(const FrameworkSettings& f, const SystemSpec& sys
     }
     if (vpp > 1 && !has("--overlap-p2p-communication") && pp <= 2) return "interleaving with pp <= 2 needs p2p overlap";
     if (has("--sequence-parallel") && tp == 1) return "--sequence-parallel with tp 1";
+    // --cp-comm-type: "p2p, a2a, allgather or a2a+p2p" (one value for every layer here).
+    if (has("--cp-comm-type")) {
+        const std::string& t = *f.find("--cp-comm-type");
+        if (t != "p2p" && t != "a2a" && t != "allgather" && t != "a2a+p2p") return "--cp-comm-type " + t;
+    }
     if (has("--tp-comm-overlap") && !has("--sequence-parallel")) return "--tp-comm-overlap without --sequence-parallel";
     if (has("--overlap-param-gather") &&
         (!(has("--use-distributed-optimizer") || has("--use-megatron-fsdp")) || !has("--overlap-grad-reduce")))
@@ -369,4 +382,36 @@ TEST_CASE("sweep CSV: a fixed column set, status and reason on infeasible points
     // Debian's interpreter, where its python3-pandas package lives (a python3 earlier on PATH may be another one).
     const std::string python = std::filesystem::exists("/usr/bin/python3") ? "/usr/bin/python3" : "python3";
     CHECK(std::system((python + " -c \"" + py + "\"").c_str()) == 0);
+}
+
+TEST_CASE("context parallelism exports the K/V sharing podsim priced: Megatron-LM's --cp-comm-type, MaxText's "
+          "context_parallel_strategy") {
+    const Scenario g = load_scenario(test::scenario("gpt3-175b-128xa3-mega.json"), test::catalog());
+    ParallelPlan q = g.plan;
+    q.tp = 8, q.pp = 1, q.vpp = 1, q.cp = 2, q.dp = g.system.chips / 16;
+    q.cp_algorithm = ParallelPlan::CpAlgorithm::ring;
+    FrameworkSettings f = megatron_settings(g.system, g.model, q);
+    REQUIRE(f.find("--cp-comm-type") != nullptr);
+    CHECK(*f.find("--cp-comm-type") == "p2p");
+    CHECK(megatron_violation(f, g.system, g.model) == "");
+    q.cp_algorithm = ParallelPlan::CpAlgorithm::all_gather;
+    CHECK(*megatron_settings(g.system, g.model, q).find("--cp-comm-type") == "allgather");
+    q.cp = 1, q.dp = g.system.chips / 8;
+    CHECK(megatron_settings(g.system, g.model, q).find("--cp-comm-type") == nullptr);
+
+    const ModelSpec m = load_scenario(test::scenario("seed-1.2t-v4-2048.json"), test::catalog()).model;
+    const SystemSpec sys = test::catalog().tpu_system("v6e-256", 1, "test", "$");
+    ParallelPlan p;
+    p.tp = 4, p.cp = 4, p.dp = 16, p.zero = 3, p.micro_batch = 1, p.global_batch = 64;
+    p.cp_algorithm = ParallelPlan::CpAlgorithm::all_gather;
+    f = maxtext_settings(sys, m, p);
+    INFO(f.line());
+    REQUIRE(f.find("context_parallel_strategy") != nullptr);
+    CHECK(*f.find("context_parallel_strategy") == "all_gather");
+    CHECK(f.find("use_tokamax_splash") == nullptr);
+    CHECK(maxtext_violation(f, sys, m, p.global_batch) == "");
+    p.cp_algorithm = ParallelPlan::CpAlgorithm::ring;
+    f = maxtext_settings(sys, m, p);
+    CHECK(*f.find("context_parallel_strategy") == "ring");
+    CHECK(maxtext_violation(f, sys, m, p.global_batch) == "");  // with the Tokamax splash kernel it needs
 }

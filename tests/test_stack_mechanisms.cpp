@@ -14,6 +14,7 @@
 #include "models/fast_step.hpp"
 #include "models/layer_ops.hpp"
 #include "models/plan_completion.hpp"
+#include "models/published_run.hpp"
 #include "models/scenario.hpp"
 #include "models/software_stack.hpp"
 #include "models/step.hpp"
@@ -205,6 +206,25 @@ TEST_CASE("context parallelism shares K/V as the stack does (MaxText all-gathers
     const auto ring = names(p);
     CHECK(has(ring, "cp.out_merge"));
     CHECK_FALSE(has(ring, "cp.kv_all_gather"));
+
+    // A published record: the stack's unless it states parallel.cp_algorithm.
+    const Json all = load_json_file(test::scenario("validation/maxtext-tpu-recipes.json"));
+    Json run;
+    for (const auto& r : all)
+        if (r.at("id") == "maxtext-tpu7x-llama31-70b-128k-256-bf16") run = r;
+    REQUIRE(!run.is_null());
+    const std::string file = test::temp_dir() + "/cp_algorithm_runs.json";
+    auto load = [&](const Json& r) {
+        test::write_file(file, Json::array({r}).dump());
+        const auto runs = load_published_runs(file, test::catalog());
+        REQUIRE(runs.size() == 1);
+        return runs[0];
+    };
+    CHECK(load(run).plan.cp_algorithm == Cp::all_gather);
+    run["parallel"]["cp_algorithm"] = "ring";
+    CHECK(load(run).plan.cp_algorithm == Cp::ring);
+    run["parallel"]["cp_algorithm"] = "ulysses";
+    CHECK(load(run).error.find("$[0].parallel.cp_algorithm") != std::string::npos);
 
     const std::string err =
         test::stack_catalog_error("bad-cp", [](Json& s) { s["behaviours"]["cp_algorithm"]["value"] = "ulysses"; });

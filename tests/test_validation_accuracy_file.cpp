@@ -49,10 +49,16 @@ TEST_CASE("the accuracy file is what podsim validate measures today") {
             CHECK(std::fabs(worst - rec.max_error_pct) <= kTolPp);
         }
     }
-    // The band a report shows: a chip with three or more visible runs uses its own; one without uses the held-out set.
+    // The band a report shows: a chip with three or more visible runs uses its own; one with three or more runs in a
+    // held-out set its own error there; one with neither the held-out set's.
     const auto v4 = acc.band_for("tpu-v4", "TPU v4");
     CHECK(v4.typical_pct == acc.set("visible")->by_chip.at("tpu-v4").mape_pct);
-    const auto none = acc.band_for("tpu7x", "Ironwood");
+    const auto ironwood = acc.band_for("tpu7x", "Ironwood");
+    REQUIRE(acc.set("tpu_recipes") != nullptr);
+    CHECK(ironwood.typical_pct == acc.set("tpu_recipes")->by_chip.at("tpu7x").mape_pct);
+    CHECK(ironwood.basis.find("Ironwood runs held out from fitting") != std::string::npos);
+    for (const auto& set : acc.sets) CHECK_MESSAGE(set.by_chip.count("b300") == 0, set.id);
+    const auto none = acc.band_for("b300", "B300");
     CHECK(none.typical_pct == acc.set("held_out")->mape_pct);
-    CHECK(none.basis.find("no published Ironwood run") != std::string::npos);
+    CHECK(none.basis.find("no published B300 run") != std::string::npos);
 }
