@@ -89,6 +89,20 @@ std::string stack_catalog_error(const std::string& tag, const std::function<void
     return "";
 }
 
+Json published_record(const std::string& file, const std::string& id) {
+    for (const auto& r : load_json_file(file))
+        if (r.at("id") == id) return r;
+    throw std::runtime_error(file + " has no record \"" + id + "\"");
+}
+
+PublishedRun load_record(const Json& record, const std::string& tag) {
+    const std::string file = temp_dir() + "/" + tag + "_runs.json";
+    write_file(file, Json::array({record}).dump());
+    auto runs = load_published_runs(file, catalog());
+    if (runs.size() != 1) throw std::runtime_error(file + ": expected one record back");
+    return runs[0];
+}
+
 const SoftwareStack& shipped_stack(const std::string& framework) {
     static const std::vector<SoftwareStack> stacks = load_software_stacks(default_catalog_dir());
     const SoftwareStack* s = find_stack(stacks, framework);

@@ -8,6 +8,7 @@
 
 #include "hardware/catalog.hpp"
 #include "hardware/json_reader.hpp"
+#include "models/published_run.hpp"
 #include "models/software_stack.hpp"
 #include "models/transformer.hpp"
 
@@ -54,6 +55,10 @@ int validate_json_outputs(const std::vector<std::string>& files);
 // Loads a software catalog holding only hardware/catalog/software/nemo.json changed by `edit` (in a fresh folder
 // named after `tag`) and returns the input error's message, "" when it loads.
 std::string stack_catalog_error(const std::string& tag, const std::function<void(Json&)>& edit);
+// One record of a published-run file (a JSON array) by its id; throws if the file has none.
+Json published_record(const std::string& file, const std::string& id);
+// The record loaded alone through the published-run adapter (written to a temporary file named after `tag`).
+PublishedRun load_record(const Json& record, const std::string& tag);
 // The shipped software stack a framework text names (hardware/catalog/software, loaded once); throws if none does.
 const SoftwareStack& shipped_stack(const std::string& framework);
 

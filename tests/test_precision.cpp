@@ -310,11 +310,7 @@ TEST_CASE("training.precision takes int8 and fp4, training.fp8_recipe its three 
 
 TEST_CASE("a published record's precision text: int8 or AQT reads as int8, fp4 or NVFP4 as fp4, torchao's Float8 as "
           "fp8; a text naming no format is an error") {
-    const Json all = load_json_file(test::shared("validation/published_runs.json"));
-    Json run;
-    for (const auto& r : all)
-        if (r.at("id") == "maxtext-v5e-16b-1xv5e-256") run = r;
-    REQUIRE(!run.is_null());
+    Json run = test::published_record(test::shared("validation/published_runs.json"), "maxtext-v5e-16b-1xv5e-256");
     const std::string file = test::temp_dir() + "/precision_runs.json";
     const std::vector<std::pair<const char*, Precision>> texts = {
         {"int8 (AQT)", Precision::int8}, {"AQT quantized training", Precision::int8}, {"NVFP4", Precision::fp4},

@@ -14,7 +14,6 @@
 #include "models/fast_step.hpp"
 #include "models/layer_ops.hpp"
 #include "models/plan_completion.hpp"
-#include "models/published_run.hpp"
 #include "models/scenario.hpp"
 #include "models/software_stack.hpp"
 #include "models/step.hpp"
@@ -208,18 +207,9 @@ TEST_CASE("context parallelism shares K/V as the stack does (MaxText all-gathers
     CHECK_FALSE(has(ring, "cp.kv_all_gather"));
 
     // A published record: the stack's unless it states parallel.cp_algorithm.
-    const Json all = load_json_file(test::scenario("validation/maxtext-tpu-recipes.json"));
-    Json run;
-    for (const auto& r : all)
-        if (r.at("id") == "maxtext-tpu7x-llama31-70b-128k-256-bf16") run = r;
-    REQUIRE(!run.is_null());
-    const std::string file = test::temp_dir() + "/cp_algorithm_runs.json";
-    auto load = [&](const Json& r) {
-        test::write_file(file, Json::array({r}).dump());
-        const auto runs = load_published_runs(file, test::catalog());
-        REQUIRE(runs.size() == 1);
-        return runs[0];
-    };
+    Json run = test::published_record(test::scenario("validation/maxtext-tpu-recipes.json"),
+                                      "maxtext-tpu7x-llama31-70b-128k-256-bf16");
+    auto load = [](const Json& r) { return test::load_record(r, "cp_algorithm"); };
     CHECK(load(run).plan.cp_algorithm == Cp::all_gather);
     run["parallel"]["cp_algorithm"] = "ring";
     CHECK(load(run).plan.cp_algorithm == Cp::ring);

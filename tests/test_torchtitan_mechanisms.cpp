@@ -212,18 +212,9 @@ TEST_CASE("the software catalog: TorchTitan runs FlashAttention-2 and its per-op
 }
 
 TEST_CASE("a published record may state its TP overlap (TorchTitan's async TP); a bad value names its path") {
-    const Json all = load_json_file(test::scenario("validation/torchtitan-h100.json"));
-    Json run;
-    for (const auto& r : all)
-        if (r.at("id") == "torchtitan-llama31-70b-256xh100-2d-asynctp") run = r;
-    REQUIRE(!run.is_null());
-    const std::string file = test::temp_dir() + "/tp_overlap_runs.json";
-    auto load = [&](const Json& r) {
-        test::write_file(file, Json::array({r}).dump());
-        const auto runs = load_published_runs(file, test::catalog());
-        REQUIRE(runs.size() == 1);
-        return runs[0];
-    };
+    Json run = test::published_record(test::scenario("validation/torchtitan-h100.json"),
+                                      "torchtitan-llama31-70b-256xh100-2d-asynctp");
+    auto load = [](const Json& r) { return test::load_record(r, "tp_overlap"); };
     const PublishedRun stated = load(run);
     REQUIRE(stated.error.empty());
     CHECK(stated.plan.tp_comm_overlap == TpOverlap::full);
