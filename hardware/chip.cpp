@@ -63,7 +63,7 @@ EfficiencyProfile profile_from_json(const JsonObject& o, std::string* chip_id) {
 ChipSpec chip_from_json(const JsonObject& o) {
     o.only_keys({"schema_version", "id", "name", "aliases", "vendor", "kind", "peak_bf16_flops_per_s",
                  "peak_fp16_flops_per_s", "peak_fp8_flops_per_s", "peak_int8_ops_per_s", "peak_fp4_flops_per_s", "hbm_bytes",
-                 "hbm_bytes_per_s", "power_w", "silicon_of", "interconnect", "efficiency", "tpu_slices", "notes",
+                 "hbm_bytes_per_s", "power_w", "silicon_of", "devices_per_chip", "interconnect", "efficiency", "tpu_slices", "notes",
                  "sources"});
     if (o.integer("schema_version") != 1) o.fail("schema_version", "expected 1");
     require_sources(o);
@@ -86,6 +86,7 @@ ChipSpec chip_from_json(const JsonObject& o) {
     c.hbm_bytes_per_s = o.positive("hbm_bytes_per_s");
     c.power_w = o.opt_number("power_w").value_or(0);
     c.silicon_of = o.opt_string("silicon_of").value_or("");
+    c.devices_per_chip = o.count("devices_per_chip", 1, 16, 1);  // absent: the chip is one device
 
     auto ic = o.object("interconnect");
     if (c.kind == ChipKind::tpu) {

@@ -88,6 +88,10 @@ struct ChipSpec {
     // Another catalog chip with the same die (a lower-power or other-memory part): its fitted fractions of peak
     // apply here too, against this chip's own peaks (empty: none).
     std::string silicon_of;
+    // Devices the chip presents to the framework, each running its own kernels on its share of the work (TPU7x:
+    // two TensorCores, two JAX devices; v4/v5p fuse theirs into one megacore device). Per-device kernel shapes
+    // follow (the grouped GEMM's rows per device, op_cost.cpp); rates stay per chip.
+    int devices_per_chip = 1;
     std::string file;  // where it was loaded from, for messages
 
     bool has_fp8() const { return peak_fp8_flops_per_s > 0; }

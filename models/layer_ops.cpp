@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <initializer_list>
+#include <iterator>
 
 #include "models/quantize_ops.hpp"
 
@@ -108,6 +109,10 @@ void backward_of(const Op& f, std::vector<Op>& out, const ParallelPlan& p) {
     dgrad.chunks = f.chunks;
     dgrad.flops *= batch, dgrad.bytes *= batch, wgrad.flops *= batch, wgrad.bytes *= batch;
     dgrad.pass = OpPass::backward_data, wgrad.pass = OpPass::backward_weight;
+    for (Op* d : {&dgrad, &wgrad}) {
+        d->groups = f.groups, d->group_rows = f.group_rows;
+        std::copy(std::begin(f.group_row_tiles), std::end(f.group_row_tiles), std::begin(d->group_row_tiles));
+    }
     out.push_back(dgrad);
     out.push_back(wgrad);
 }
@@ -409,11 +414,20 @@ LayerOps layer_ops(const ModelSpec& m, const ParallelPlan& p, bool moe) {
         // An fp8 dispatch sends tokens already quantized for the up-projection (DeepSeek-V3, sec. 3.3.2): the cast
         // runs on this rank's tokens before the top-k copies are made.
         if (m.moe.dispatch_bytes == 1) up.quantized_before_elems = Td * h;
+        // A dropless layer's groups are ragged (a capacity factor pads every expert to the same size instead).
+        const bool ragged = m.moe.capacity_factor <= 0;
+        auto grouped = [&](Op& o, const int* tiles) {
+            if (!ragged) return;
+            o.groups = local_experts, o.group_rows = load.tokens;
+            std::copy(tiles, tiles + 3, o.group_row_tiles);
+        };
+        grouped(up, p.gmm_row_tiles.up);
         F.push_back(up);
         F.push_back(elementwise("moe.experts.act", kAct * load.tokens * (up_e + fe / etp)));
         Op down = linear("moe.experts.down", load.tokens, h, fe / etp);
         down.m = load.per_expert;
         down.bytes += (local_experts - 1) * h * fe / etp * wbytes;
+        grouped(down, p.gmm_row_tiles.down);
         F.push_back(down);
         if (etp > 1)
             F.push_back(collective("etp.reduce_scatter", CommGroup::etp, CommKind::reduce_scatter, load.tokens * h * kAct, false));

@@ -58,6 +58,10 @@ struct Op {
     // (Transformer Engine userbuffers / XLA collective matmul: one piece per TP rank). Each piece is a GEMM of M/chunks
     // rows with its own launch.
     int chunks = 1;
+    // A grouped GEMM run as one kernel over M-tiles of group_row_tiles[pass] rows (0: none) that `groups` groups of
+    // `group_rows` rows in all share: a tile holding rows of two groups is computed once for each (op_cost.cpp).
+    double groups = 0, group_rows = 0;
+    int group_row_tiles[3] = {0, 0, 0};
 };
 
 inline bool is_backward(const Op& o) { return o.pass != OpPass::forward; }

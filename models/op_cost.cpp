@@ -32,6 +32,20 @@ double matmul_efficiency(const ChipEfficiency& e, double frac, double m, double 
     return frac * d / (d + e.matmul_half_dim);
 }
 
+// A grouped GEMM as one kernel over M-tiles of `tile` rows (MaxText's megablox and Tokamax gmm/tgmm,
+// make_group_metadata in megablox/backend.py): every tile is visited once by the group owning its first row and once
+// more by each further group starting inside it, the whole tile computed each time and the other groups' rows masked
+// out. A group of s rows starting at a uniformly random row spans 1 + (s - 1) / tile tiles on average, so G groups
+// of R rows in all cost G + (R - G) / tile tile visits against the R / tile a dense GEMM needs: R + G (tile - 1) rows
+// of work. R is per device: a chip split into devices runs one kernel on each device's rows.
+double grouped_tile_factor(const Op& o, const ChipSpec& chip) {
+    const int tile = o.group_row_tiles[static_cast<int>(o.pass)];
+    if (tile <= 1 || o.groups <= 0 || o.group_rows <= 0) return 1;
+    const double rows = o.group_rows / chip.devices_per_chip;
+    const double groups = std::min(o.groups, rows);  // at most one non-empty group per row
+    return 1 + groups * (tile - 1) / rows;
+}
+
 Collective to_collective(CommKind k) {
     switch (k) {
         case CommKind::all_reduce: return Collective::all_reduce;
@@ -88,7 +102,8 @@ double op_time_s(const Op& o, const CostContext& c) {
         case OpKind::matmul: {
             const GemmRate r = gemm_rate(chip, o.format);
             const double compute_s =
-                o.flops / (r.peak_flops_per_s * matmul_efficiency(e, r.fraction, o.m / o.chunks, o.n, o.k));
+                o.flops / (r.peak_flops_per_s * matmul_efficiency(e, r.fraction, o.m / o.chunks, o.n, o.k)) *
+                grouped_tile_factor(o, chip);
             return std::max(compute_s, mem_s) + launch_s;
         }
         case OpKind::attention: {

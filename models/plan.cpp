@@ -176,13 +176,33 @@ bool PlanFields::any_structural() const {
     return !s.empty();
 }
 
+GroupedGemmTiles gmm_row_tiles_at(const JsonObject& o, const char* key) {
+    constexpr long long kMaxRows = 65536;
+    if (!o.raw().at(key).is_object()) return GroupedGemmTiles::all(int(o.int_in(key, 0, kMaxRows)));
+    const JsonObject t = o.object(key);
+    t.only_keys({"up", "down"});
+    GroupedGemmTiles r;
+    auto three = [&](const char* m, int* out) {
+        const Json& a = t.array(m);
+        if (a.size() != 3) t.fail(m, "expected 3 row tiles: [forward, input gradient, weight gradient]");
+        for (size_t i = 0; i < 3; ++i) {
+            if (!a[i].is_number_integer() || a[i].get<long long>() < 0 || a[i].get<long long>() > kMaxRows)
+                t.fail(m, "expected an integer 0-" + std::to_string(kMaxRows) + " at [" + std::to_string(i) + "]");
+            out[i] = a[i].get<int>();
+        }
+    };
+    three("up", r.up);
+    three("down", r.down);
+    return r;
+}
+
 PartialPlan plan_from_json(const JsonObject& par, const JsonObject& batch, const JsonObject& tr) {
     par.only_keys({"dp", "tp", "pp", "vpp", "cp", "sp", "zero", "schedule", "tp_comm_overlap", "dp_overlap",
                    "param_gather_overlap", "ep", "etp", "ep_overlap", "ep_node_dedup", "cp_algorithm"});
     batch.only_keys({"global_batch_seqs", "micro_batch"});
     tr.only_keys({"precision", "recompute", "attention", "grad_reduce_bytes", "param_gather_bytes", "token_budget",
                   "optimizer", "compute_weight_copy", "framework", "evaluation", "fp8_recipe", "offload_layers",
-                  "compile", "remat_tensors"});  // evaluation, compile: scenario.cpp
+                  "compile", "remat_tensors", "grouped_gemm_row_tile"});  // evaluation, compile: scenario.cpp
     PartialPlan out;
     ParallelPlan& p = out.plan;
     auto free_if_absent = [&](const JsonObject& o, const char* key, PlanField f) {
@@ -201,6 +221,8 @@ PartialPlan plan_from_json(const JsonObject& par, const JsonObject& batch, const
     p.ep_overlap = par.opt_bool("ep_overlap").value_or(false);
     p.ep_node_dedup = par.opt_bool("ep_node_dedup").value_or(false);
     out.cp_algorithm_stated = par.has("cp_algorithm");
+    if (tr.has("grouped_gemm_row_tile"))
+        p.gmm_row_tiles = gmm_row_tiles_at(tr, "grouped_gemm_row_tile"), out.gmm_row_tiles_stated = true;
     if (par.has("cp_algorithm"))
         p.cp_algorithm = par.one_of("cp_algorithm", {"ring", "all_gather"}) == "ring" ? ParallelPlan::CpAlgorithm::ring
                                                                                     : ParallelPlan::CpAlgorithm::all_gather;

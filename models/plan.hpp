@@ -78,6 +78,22 @@ AttentionKernel attention_kernel_at(const JsonObject& o, const char* key);
 TpOverlap tp_overlap_at(const JsonObject& o, const char* key);
 const char* to_string(TpOverlap t);
 
+// Row-tile sizes of a grouped matmul kernel, indexed by OpPass (forward, backward_data, backward_weight), for an
+// MoE layer's up (wi) and down (wo) expert GEMMs; 0 = no shared tiles.
+struct GroupedGemmTiles {
+    int up[3] = {0, 0, 0}, down[3] = {0, 0, 0};
+    bool operator==(const GroupedGemmTiles& o) const {
+        for (int i = 0; i < 3; ++i)
+            if (up[i] != o.up[i] || down[i] != o.down[i]) return false;
+        return true;
+    }
+    static GroupedGemmTiles all(int rows) {
+        GroupedGemmTiles t;
+        for (int i = 0; i < 3; ++i) t.up[i] = t.down[i] = rows;
+        return t;
+    }
+};
+
 struct ParallelPlan {
     int dp = 1;      // data-parallel replicas (includes the ZeRO/FSDP sharding group)
     int tp = 1;      // tensor parallel
@@ -115,6 +131,11 @@ struct ParallelPlan {
                                         // Megatron-core's a2a overlap); false: they block
     bool ep_node_dedup = false;         // the dispatcher sends a token to each node once (DeepEP); see Op::a2a_copies
     enum class CpAlgorithm { ring, all_gather } cp_algorithm = CpAlgorithm::ring;  // ring attention or KV all-gather
+    // The expert GEMMs of a dropless MoE layer as one grouped-matmul kernel over M-tiles of this many rows, per
+    // pass (forward, input gradient, weight gradient) and matrix (up, down); a tile that straddles a group boundary
+    // is computed once per group in it (MaxText's megablox / Tokamax gmm; GroupedGemmTiles). 0: each group is its
+    // own GEMM and only its tail tile is partly idle, which the shape term prices (cuBLAS / CUTLASS grouped GEMMs).
+    GroupedGemmTiles gmm_row_tiles;
     bool dp_overlap = true;             // gradient reduction bucketed under the last backward (torch DDP, Megatron-core)
     bool param_gather_overlap = true;   // ZeRO-1/2 parameter all-gather hidden under the next forward
     bool fp8_saved_inputs = false;      // fp8 plans keep each linear layer's input for the backward as its fp8 copy
@@ -176,7 +197,13 @@ struct PartialPlan {
     ParallelPlan plan;
     PlanFields free;
     bool cp_algorithm_stated = false;  // parallel.cp_algorithm given: the software stack's does not replace it
+    bool gmm_row_tiles_stated = false;  // training.grouped_gemm_row_tile given: likewise
 };
+
+// training.grouped_gemm_row_tile (a scenario) or settings.grouped_gemm_row_tile (a published record): one row count
+// for every pass and matrix, or {"up": [forward, dgrad, wgrad], "down": [...]} (MaxText's wi_tile_*_batch_seq and
+// wo_tile_*_batch_seq); 0 = no shared tiles. Fails at that path otherwise.
+GroupedGemmTiles gmm_row_tiles_at(const JsonObject& o, const char* key);
 
 // Fails at `par`.dp when dp x tp x pp x cp is beyond limits::max_chips (so chips() cannot overflow).
 void check_chip_product(const ParallelPlan& p, const JsonObject& par);

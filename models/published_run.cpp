@@ -218,6 +218,7 @@ PublishedRun read_run(const JsonObject& o, const Catalog& cat, const std::vector
     pp.free.add(PlanField::dp_overlap), pp.free.add(PlanField::param_gather_overlap);
     apply_stack_behaviours(stack, pp);
     if (set.has("compile")) p.eager_elementwise = !set.boolean("compile");  // torch.compile, where the source says
+    if (set.has("grouped_gemm_row_tile")) p.gmm_row_tiles = gmm_row_tiles_at(set, "grouped_gemm_row_tile");
     if (set.has("tp_comm_overlap")) {
         // As the source states it (TorchTitan's async TP, NeMo's tp_comm_overlap switch); else the stack's default.
         p.tp_comm_overlap = tp_overlap_at(set, "tp_comm_overlap");

@@ -47,7 +47,7 @@ SoftwareStack read_stack(const JsonObject& o) {
                  "fp8", "ep_overlap", "ep_node_dedup", "dcn_sync_overlap",
                  "act_fused_into_gemm", "grad_accum_bytes_per_param", "pipeline_p2p", "zero_grad_sync",
                  "activation_offload", "fp8_saved_inputs", "virtual_stage_layers", "selective_recompute",
-                 "elementwise_kernels", "recompute_reruns", "cp_algorithm"});
+                 "elementwise_kernels", "recompute_reruns", "cp_algorithm", "grouped_gemm_row_tile"});
     // Each behaviour: {"value": ..., "source": "..."}; all are required, so a stack is never half-described.
     auto entry = [&](const char* key) {
         const JsonObject e = b.object(key);
@@ -107,6 +107,7 @@ SoftwareStack read_stack(const JsonObject& o) {
     s.cp_algorithm = entry("cp_algorithm").one_of("value", {"ring", "all_gather"}) == "ring"
                          ? ParallelPlan::CpAlgorithm::ring
                          : ParallelPlan::CpAlgorithm::all_gather;
+    s.gmm_row_tile = int(entry("grouped_gemm_row_tile").int_in("value", 0, 65536));
     return s;
 }
 
@@ -208,7 +209,8 @@ std::vector<ChoiceDoc> software_stack_docs(const std::vector<SoftwareStack>& sta
                     {"activation_offload", s.activation_offload ? "layers" : "none"},
                     {"fp8_saved_inputs", s.fp8_saved_inputs ? "fp8" : "high_precision"},
                     {"virtual_stage_layers", s.uneven_virtual_stages ? "uneven" : "even"},
-                    {"cp_algorithm", s.cp_algorithm == ParallelPlan::CpAlgorithm::ring ? "ring" : "all_gather"}};
+                    {"cp_algorithm", s.cp_algorithm == ParallelPlan::CpAlgorithm::ring ? "ring" : "all_gather"},
+                    {"grouped_gemm_row_tile", std::to_string(s.gmm_row_tile)}};
         out.push_back(std::move(d));
     }
     return out;
@@ -229,6 +231,7 @@ void apply_stack_behaviours(const SoftwareStack& stack, PartialPlan& pp, bool ke
     p.grad_accum_bytes_per_param = stack.grad_accum_bytes_per_param;
     p.pp_p2p = stack.pipeline_p2p;
     if (!pp.cp_algorithm_stated) p.cp_algorithm = stack.cp_algorithm;
+    if (!pp.gmm_row_tiles_stated) p.gmm_row_tiles = GroupedGemmTiles::all(stack.gmm_row_tile);
     p.zero_grad_all_reduce = stack.zero_grad_all_reduce;
     for (PlanField f : {PlanField::attention, PlanField::tp_comm_overlap, PlanField::dp_overlap,
                         PlanField::param_gather_overlap})

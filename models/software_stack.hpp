@@ -45,6 +45,10 @@ struct SoftwareStack {
     // How context parallelism shares K/V: a ring with one attention call and one fp32 merge per step (Transformer
     // Engine, PyTorch), or one all-gather and one call (MaxText). A scenario's parallel.cp_algorithm wins.
     ParallelPlan::CpAlgorithm cp_algorithm = ParallelPlan::CpAlgorithm::ring;
+    // Its dropless MoE experts as one grouped-matmul kernel over M-tiles of this many rows, a tile that straddles a
+    // group boundary computed once per group (MaxText's megablox: 512); 0: separate GEMMs per group. See
+    // ParallelPlan::gmm_row_tiles; a scenario's training.grouped_gemm_row_tile wins.
+    int gmm_row_tile = 0;
     bool zero_grad_all_reduce = false;  // ZeRO-1 gradients all-reduced whole (ParallelPlan's field)
     double grad_accum_bytes_per_param = 0;  // per micro-batch, outside the GEMMs (ParallelPlan's field)
     bool fp8_saved_inputs = false;    // fp8 linear inputs kept for the backward as fp8 (ParallelPlan's field)

@@ -106,25 +106,23 @@ StepPricer::LayoutEntry& StepPricer::layout(const ParallelPlan& p) {
     return e;
 }
 
-namespace {
-
 // Everything layer_ops and the op costs read from the plan besides the layout (tests/test_one_step.cpp checks a
 // cached pricer against a fresh one on varied plans). The micro-batch count: quantized weights cached across a
-// step's micro-batches cost their share of each.
-std::pair<uint64_t, uint64_t> layer_key(const ParallelPlan& p) {
-    return {
+// step's micro-batches cost their share of each. The grouped GEMM's row tiles (0-65536, 17 bits each) last.
+StepPricer::LayerKey StepPricer::layer_key(const ParallelPlan& p) {
+    auto tiles = [](const int* t) { return uint64_t(t[0]) | uint64_t(t[1]) << 21 | uint64_t(t[2]) << 42; };
+    return {{
         uint64_t(p.micro_batch) | uint64_t(p.sp) << 40 | uint64_t(p.precision) << 41 | uint64_t(p.recompute) << 44 |
             uint64_t(p.selective) << 47 | uint64_t(p.attention) << 48 | uint64_t(p.tp_comm_overlap) << 50 | uint64_t(p.ep_overlap) << 52 |
             uint64_t(p.cp_algorithm) << 53 | uint64_t(p.ep_node_dedup) << 54 | uint64_t(p.fp8_recipe) << 55 |
             uint64_t(p.eager_elementwise) << 57 | uint64_t(p.recompute_needed_only) << 58,
         // The named policy's tensors (12 bits each) above the micro-batch count.
-        uint64_t(std::max<long long>(0, p.micro_batches())) | uint64_t(p.remat.device) << 40 | uint64_t(p.remat.offload) << 52};
+        uint64_t(std::max<long long>(0, p.micro_batches())) | uint64_t(p.remat.device) << 40 | uint64_t(p.remat.offload) << 52,
+        tiles(p.gmm_row_tiles.up), tiles(p.gmm_row_tiles.down)}};
 }
 
-}  // namespace
-
 const StepPricer::LayerEntry& StepPricer::layer(const ParallelPlan& p, LayoutEntry& lay, const CostContext& ctx) {
-    const std::pair<uint64_t, uint64_t> key = layer_key(p);
+    const LayerKey key = layer_key(p);
     auto it = lay.layers.find(key);
     if (it != lay.layers.end()) return it->second;
     ++layer_entries_;

@@ -116,6 +116,18 @@ private:
     struct PairHash {
         size_t operator()(const std::pair<uint64_t, uint64_t>& k) const { return k.first * 0x9e3779b97f4a7c15ull ^ k.second; }
     };
+    // What a layer's costs depend on in a plan (step_costs.cpp's layer_key): four words.
+    struct LayerKey {
+        uint64_t w[4] = {0, 0, 0, 0};
+        bool operator==(const LayerKey& o) const {
+            return w[0] == o.w[0] && w[1] == o.w[1] && w[2] == o.w[2] && w[3] == o.w[3];
+        }
+    };
+    struct LayerKeyHash {
+        size_t operator()(const LayerKey& k) const {
+            return ((k.w[0] * 0x9e3779b97f4a7c15ull ^ k.w[1]) * 0x9e3779b97f4a7c15ull ^ k.w[2]) * 0x9e3779b97f4a7c15ull ^ k.w[3];
+        }
+    };
     struct LayerEntry {
         PassSums fwd, bwd, emb_f, emb_b, head_f, head_b;
         PassSums moe_fwd, moe_bwd;   // an MoE layer (mixture-of-experts models)
@@ -132,10 +144,11 @@ private:
         GroupRef tp, cp, dp, fsdp, dcn, pp, ep, etp, edp;
         GroupNetwork dpnet, fsdpnet, dcnnet, edpnet;
         NetLevel pp_link;  // between neighbouring stages
-        std::unordered_map<std::pair<uint64_t, uint64_t>, LayerEntry, PairHash> layers;
+        std::unordered_map<LayerKey, LayerEntry, LayerKeyHash> layers;
         // TorchTitan's selective recomputation: bytes a dense and an MoE layer keep (memory.hpp's MemoryInputs).
-        std::unordered_map<std::pair<uint64_t, uint64_t>, std::pair<double, double>, PairHash> alternate_saved;
+        std::unordered_map<LayerKey, std::pair<double, double>, LayerKeyHash> alternate_saved;
     };
+    static LayerKey layer_key(const ParallelPlan& p);
     LayoutEntry& layout(const ParallelPlan& p);
     const LayerEntry& layer(const ParallelPlan& p, LayoutEntry& lay, const CostContext& ctx);
     const ChipSpec& chip_for(const ParallelPlan& p) const { return in_fp8_efficiency_class(p.precision) ? fp8_ : bf16_; }

@@ -248,6 +248,21 @@ FrameworkSettings maxtext_settings(const SystemSpec& sys, const ModelSpec& m, co
         add("context_parallel_strategy", ring ? "ring" : "all_gather");
         if (ring) add("use_tokamax_splash", "true");
     }
+    if (m.moe.enabled() && m.moe.capacity_factor <= 0 && !(p.gmm_row_tiles == GroupedGemmTiles::all(512))) {
+        // The grouped matmul's M-tiles podsim priced, where they are not base.yml's 512 rows (wi_tile_* / wo_tile_*
+        // _batch_seq: megablox and Tokamax gmm; a tile is one or more 128-row MXU blocks, megablox/gmm.py).
+        const GroupedGemmTiles& t = p.gmm_row_tiles;
+        bool expressible = true;
+        for (int i = 0; i < 3; ++i) expressible = expressible && t.up[i] > 0 && t.down[i] > 0;
+        if (!expressible) {
+            f.notes.push_back("podsim priced the experts as one GEMM per expert (no shared tiles); MaxText's megablox "
+                              "shares 512-row tiles between experts (wi_tile_* / wo_tile_*_batch_seq)");
+        } else {
+            static const char* const pass[3] = {"fwd", "dlhs", "drhs"};
+            for (int i = 0; i < 3; ++i) add(fmt::format("wi_tile_{}_batch_seq", pass[i]), str(t.up[i]));
+            for (int i = 0; i < 3; ++i) add(fmt::format("wo_tile_{}_batch_seq", pass[i]), str(t.down[i]));
+        }
+    }
     if (dp_d > 1 && fsdp)
         f.notes.push_back("FSDP inside each slice, data parallelism across slices (HSDP), as podsim prices ZeRO-3 on "
                           "multislice");

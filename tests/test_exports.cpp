@@ -86,6 +86,14 @@ std::string maxtext_violation(const FrameworkSettings& f, const SystemSpec& sys,
         if (micro % stages != 0) return "num_pipeline_microbatches not divisible by the stages";
         if (per_step % micro != 0) return "micro_batch_size_to_train_on not divisible by num_pipeline_microbatches";
     }
+    // base.yml's wi_tile_* / wo_tile_*_batch_seq: the grouped matmul's M-tile, whole 128-row MXU blocks (megablox
+    // gmm.py and Tokamax: "Tiling on TPU technically needs to be a multiple of 128").
+    for (const auto& [k, v] : f.settings) {
+        if (k.rfind("wi_tile_", 0) != 0 && k.rfind("wo_tile_", 0) != 0) continue;
+        if (k.size() < 10 || k.substr(k.size() - 10) != "_batch_seq") return k + " is not a batch_seq tile podsim sets";
+        const long long rows = integer(f, k);
+        if (rows <= 0 || rows % 128 != 0) return k + "=" + v + ": not a positive multiple of 128";
+    }
     if (const std::string* q = f.find("quantization"); q && *q == "fp8" && accum > 1)
         return "fp8 quantization with gradient accumulation";
     // base.yml: context_parallel_strategy "all_gather", "ring", "ulysses" or "usp"; layers/attention_op.py: "TPU
@@ -414,4 +422,30 @@ TEST_CASE("context parallelism exports the K/V sharing podsim priced: Megatron-L
     f = maxtext_settings(sys, m, p);
     CHECK(*f.find("context_parallel_strategy") == "ring");
     CHECK(maxtext_violation(f, sys, m, p.global_batch) == "");  // with the Tokamax splash kernel it needs
+}
+
+TEST_CASE("a MaxText export states the grouped matmul's row tiles podsim priced, where they are not base.yml's 512") {
+    const ModelSpec m = load_scenario(test::scenario("deepseek-v3-671b-2048xh800.json"), test::catalog()).model;
+    REQUIRE(m.moe.enabled());
+    const SystemSpec sys = test::catalog().tpu_system("v5p-1024", 1, "test", "$");
+    ParallelPlan p;
+    p.dp = 512, p.zero = 3, p.micro_batch = 1, p.global_batch = 512;
+    p.gmm_row_tiles = GroupedGemmTiles::all(512);
+    FrameworkSettings f = maxtext_settings(sys, m, p);
+    CHECK(f.find("wi_tile_fwd_batch_seq") == nullptr);  // base.yml's own
+    p.gmm_row_tiles.up[0] = 256, p.gmm_row_tiles.down[2] = 1024;
+    f = maxtext_settings(sys, m, p);
+    INFO(f.line());
+    REQUIRE(f.find("wi_tile_fwd_batch_seq") != nullptr);
+    CHECK(*f.find("wi_tile_fwd_batch_seq") == "256");
+    CHECK(*f.find("wo_tile_drhs_batch_seq") == "1024");
+    CHECK(*f.find("wi_tile_dlhs_batch_seq") == "512");
+    CHECK(maxtext_violation(f, sys, m, p.global_batch) == "");
+    p.gmm_row_tiles.up[0] = 200;  // not whole MXU blocks: the rule catches it
+    CHECK(maxtext_violation(maxtext_settings(sys, m, p), sys, m, p.global_batch).find("wi_tile_fwd_batch_seq") !=
+          std::string::npos);
+    p.gmm_row_tiles = GroupedGemmTiles::all(0);  // a GPU stack's per-expert GEMMs: no MaxText switch, a note
+    f = maxtext_settings(sys, m, p);
+    CHECK(f.find("wi_tile_fwd_batch_seq") == nullptr);
+    CHECK_FALSE(f.notes.empty());
 }

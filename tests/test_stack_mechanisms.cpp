@@ -13,6 +13,7 @@
 #include "models/closed_form.hpp"
 #include "models/fast_step.hpp"
 #include "models/layer_ops.hpp"
+#include "models/op_cost.hpp"
 #include "models/plan_completion.hpp"
 #include "models/scenario.hpp"
 #include "models/software_stack.hpp"
@@ -222,4 +223,74 @@ TEST_CASE("context parallelism shares K/V as the stack does (MaxText all-gathers
     const std::string missing =
         test::stack_catalog_error("no-cp", [](Json& s) { s["behaviours"].erase("cp_algorithm"); });
     CHECK(missing.find("cp_algorithm") != std::string::npos);
+}
+
+TEST_CASE("a grouped matmul over shared M-tiles (MaxText's megablox) computes a tile that straddles two experts "
+          "once for each: R + G (tile - 1) rows of work per device; GPU stacks run each expert alone; records and "
+          "scenarios may state the tiles, a bad value names its path") {
+    CHECK(test::shipped_stack("MaxText").gmm_row_tile == 512);
+    CHECK(test::shipped_stack("NeMo 24.07").gmm_row_tile == 0);
+    CHECK(test::shipped_stack("TorchTitan").gmm_row_tile == 0);
+
+    // DeepSeek-V3 on 256 TPU7x chips, FSDP only (ep 1): the record states the recipe's per-pass tiles.
+    Json run = test::published_record(test::scenario("validation/maxtext-tpu-recipes.json"),
+                                      "maxtext-tpu7x-deepseek3-671b-256-fp8");
+    auto load = [](const Json& r) { return test::load_record(r, "gmm-tiles"); };
+    const PublishedRun stated = load(run);
+    REQUIRE(stated.error.empty());
+    const GroupedGemmTiles& t = stated.plan.gmm_row_tiles;
+    CHECK(t.up[0] == 256);
+    CHECK(t.up[2] == 512);
+    CHECK(t.down[1] == 256);
+    run["settings"].erase("grouped_gemm_row_tile");
+    CHECK(load(run).plan.gmm_row_tiles == GroupedGemmTiles::all(512));  // MaxText's base.yml default
+    run["settings"]["grouped_gemm_row_tile"] = {{"up", {256, 256}}, {"down", {256, 256, 512}}};
+    CHECK(load(run).error.find("$[0].settings.grouped_gemm_row_tile.up") != std::string::npos);
+
+    // The priced forward up-projection: 16 sequences x 4096 tokens x top-8 = 524,288 rows per chip over 256 experts,
+    // two devices per TPU7x chip, so 262,144 rows a device: 1 + 256 x (512 - 1) / 262,144 = 1.499 times the work.
+    ChipSpec chip = *test::catalog().find_chip("tpu7x");
+    REQUIRE(chip.devices_per_chip == 2);
+    chip.eff.kernel_overhead_s = 0;  // the launch is paid once per kernel, not per tile
+    ParallelPlan p = stated.plan;
+    p.gmm_row_tiles = GroupedGemmTiles::all(512);
+    auto up_forward = [&](const ParallelPlan& q) {
+        for (const Op& o : layer_ops(stated.model, q, true).forward)
+            if (o.name == "moe.experts.up") return o;
+        FAIL("no moe.experts.up");
+        return Op{};
+    };
+    const Op grouped = up_forward(p);
+    CHECK(grouped.groups == 256);
+    CHECK(grouped.group_rows == approx(524288));
+    CostContext c;
+    c.chip = &chip;
+    c.plan = &p;
+    Op alone = grouped;
+    alone.group_row_tiles[0] = 0;
+    CHECK(op_time_s(grouped, c) / op_time_s(alone, c) == approx(1 + 256.0 * 511 / 262144));
+    ChipSpec one_device = chip;
+    one_device.devices_per_chip = 1;  // a megacore chip runs one kernel on all 524,288 rows
+    c.chip = &one_device;
+    CHECK(op_time_s(grouped, c) / op_time_s(alone, c) == approx(1 + 256.0 * 511 / 524288));
+
+    // A capacity factor pads every expert to the same size: no ragged groups, nothing shared.
+    ModelSpec dropping = stated.model;
+    dropping.moe.capacity_factor = 1.25;
+    for (const Op& o : layer_ops(dropping, p, true).forward) CHECK(o.groups == 0);
+
+    // A scenario states them under training; one number sets every pass and matrix.
+    Json j = load_json_file(test::scenario("llama3-70b-partial-16xa3-mega.json"));
+    j["training"]["grouped_gemm_row_tile"] = 128;
+    CHECK(scenario_from_json(j, "s.json", test::catalog()).plan.gmm_row_tiles == GroupedGemmTiles::all(128));
+    j["training"]["grouped_gemm_row_tile"] = -1;
+    try {
+        (void)scenario_from_json(j, "s.json", test::catalog());
+        FAIL("a negative row tile loaded");
+    } catch (const InputError& e) {
+        CHECK(std::string(e.what()).find("$.training.grouped_gemm_row_tile") != std::string::npos);
+    }
+    const std::string missing =
+        test::stack_catalog_error("no-gmm", [](Json& s) { s["behaviours"].erase("grouped_gemm_row_tile"); });
+    CHECK(missing.find("grouped_gemm_row_tile") != std::string::npos);
 }
