@@ -31,6 +31,10 @@ struct SystemSpec {
     // scenario says so (e.g. 64: 16 of each NVL72 rack's 18 trays). Groups inside a domain talk over NVLink even
     // across VMs; beyond it over the NICs.
     int nvlink_domain_gpus = 0;
+    // The spread of the ranks' compute speeds as a coefficient of variation (the scenario's system.rank_speed_cv,
+    // from a cluster's own telemetry): a synchronous step computes at its slowest rank's pace
+    // (models/straggler.hpp). 0: identical ranks (podsim states no spread of its own).
+    double rank_speed_cv = 0;
 
     int chips_per_slice() const { return chips / slices; }
     int chips_per_host() const { return is_gpu ? node.gpus_per_node : chip.tpu->chips_per_host; }

@@ -75,7 +75,7 @@ double dedup_a2a_s(const Op& o, const GroupNetwork& net) {
 
 }  // namespace
 
-std::optional<double> profiled_time_s(const Op& o, const calib::KernelProfile& k) {
+std::optional<double> profiled_time_s(const Op& o, const calib::KernelProfile& k, double grouped_factor) {
     if (o.kind == OpKind::collective) return std::nullopt;
     // Profiles key a measured kernel by the op's name and its pass (`podsim calibrate` writes the layer's GEMMs and
     // elementwise ops so; a trace-derived profile every op the trace named, the attention core's parts included).
@@ -87,13 +87,15 @@ std::optional<double> profiled_time_s(const Op& o, const calib::KernelProfile& k
         if (auto t = k.time_s("attention", "forward", o.flops, 0)) return t;
         return k.fitted_time_s("attention", o.flops, 0, 0);
     }
-    return k.fitted_time_s(o.kind == OpKind::matmul ? "matmul" : "elementwise", o.flops, o.bytes,
-                           std::min({o.m, o.n, o.k}));
+    // A grouped GEMM's shared tiles are work the fitted dense-GEMM model does not see (grouped_tile_factor).
+    if (o.kind == OpKind::matmul) return k.fitted_time_s("matmul", o.flops * grouped_factor, o.bytes, std::min({o.m, o.n, o.k}));
+    return k.fitted_time_s("elementwise", o.flops, o.bytes, std::min({o.m, o.n, o.k}));
 }
 
-double op_time_s(const Op& o, const CostContext& c) {
+namespace {
+double op_time_at_mean_rank_s(const Op& o, const CostContext& c) {
     if (c.kernels)
-        if (auto t = profiled_time_s(o, *c.kernels)) return *t;
+        if (auto t = profiled_time_s(o, *c.kernels, grouped_tile_factor(o, *c.chip))) return *t;
     const ChipSpec& chip = *c.chip;
     const auto& e = chip.eff;
     const double mem_s = o.bytes / (chip.hbm_bytes_per_s * e.memory_bw_fraction);
@@ -134,6 +136,13 @@ double op_time_s(const Op& o, const CostContext& c) {
         }
     }
     return 0;
+}
+
+}  // namespace
+
+double op_time_s(const Op& o, const CostContext& c) {
+    const double t = op_time_at_mean_rank_s(o, c);
+    return o.kind == OpKind::collective ? t : t * c.compute_scale;
 }
 
 PassSums pass_sums(const std::vector<Op>& ops, const CostContext& c) {

@@ -15,6 +15,9 @@ struct CostContext {
     const CollectiveTimer* timer = nullptr;
     const calib::KernelProfile* kernels = nullptr;  // measured kernels of this chip: they time the ops they cover
     GroupRef tp, cp, fsdp, ep, etp;  // ep/etp: the expert layout's groups (MoE layers)
+    // The slowest rank's compute time over the mean rank's (models/straggler.hpp): scales every kernel, not the
+    // collectives (which wait for it at their start, not during them).
+    double compute_scale = 1;
 };
 
 struct PassCost {
@@ -27,7 +30,9 @@ struct PassCost {
 double op_time_s(const Op& o, const CostContext& c);
 // An op's time from a kernel profile: the measured kernel of the same op, scaled to its size; else the profile's
 // fitted model for its kind; nullopt when the profile cannot say (then the roofline applies).
-std::optional<double> profiled_time_s(const Op& o, const calib::KernelProfile& k);
+// `grouped_factor`: a grouped GEMM's extra tile work (op_cost.cpp's grouped_tile_factor), applied where the
+// profile's fitted GEMM model times it (a kernel measured by name is the kernel as it ran).
+std::optional<double> profiled_time_s(const Op& o, const calib::KernelProfile& k, double grouped_factor = 1);
 // `background_comm_s`: per-pass collectives on a side stream (FSDP gathers) that overlap the whole pass.
 PassCost pass_cost(const std::vector<Op>& ops, const CostContext& c, double background_comm_s = 0);
 

@@ -178,6 +178,7 @@ bool PlanFields::any_structural() const {
 
 GroupedGemmTiles gmm_row_tiles_at(const JsonObject& o, const char* key) {
     constexpr long long kMaxRows = 65536;
+    if (!o.has(key)) o.fail(key, "missing: expected a row count or {\"up\": [3 passes], \"down\": [3 passes]}");
     if (!o.raw().at(key).is_object()) return GroupedGemmTiles::all(int(o.int_in(key, 0, kMaxRows)));
     const JsonObject t = o.object(key);
     t.only_keys({"up", "down"});

@@ -134,7 +134,7 @@ struct ParallelPlan {
     // The expert GEMMs of a dropless MoE layer as one grouped-matmul kernel over M-tiles of this many rows, per
     // pass (forward, input gradient, weight gradient) and matrix (up, down); a tile that straddles a group boundary
     // is computed once per group in it (MaxText's megablox / Tokamax gmm; GroupedGemmTiles). 0: each group is its
-    // own GEMM and only its tail tile is partly idle, which the shape term prices (cuBLAS / CUTLASS grouped GEMMs).
+    // own GEMM, no tile shared (cuBLAS / CUTLASS grouped GEMMs; podsim models no tile quantization).
     GroupedGemmTiles gmm_row_tiles;
     bool dp_overlap = true;             // gradient reduction bucketed under the last backward (torch DDP, Megatron-core)
     bool param_gather_overlap = true;   // ZeRO-1/2 parameter all-gather hidden under the next forward

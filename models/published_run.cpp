@@ -5,6 +5,8 @@
 #include <cmath>
 #include <optional>
 
+#include <fmt/format.h>
+
 #include "hardware/limits.hpp"
 
 namespace podsim {
@@ -219,6 +221,16 @@ PublishedRun read_run(const JsonObject& o, const Catalog& cat, const std::vector
     apply_stack_behaviours(stack, pp);
     if (set.has("compile")) p.eager_elementwise = !set.boolean("compile");  // torch.compile, where the source says
     if (set.has("grouped_gemm_row_tile")) p.gmm_row_tiles = gmm_row_tiles_at(set, "grouped_gemm_row_tile");
+    if (m.moe.enabled() && m.moe.capacity_factor <= 0) {
+        const GroupedGemmTiles& t = p.gmm_row_tiles;
+        r.assumptions.push_back(
+            t == GroupedGemmTiles{}
+                ? "experts as one GEMM each (" + stack.id + ")"
+                : fmt::format("experts as one grouped matmul over shared tiles of [{}, {}, {}] / [{}, {}, {}] rows "
+                              "(up / down; forward, input gradient, weight gradient; {})",
+                              t.up[0], t.up[1], t.up[2], t.down[0], t.down[1], t.down[2],
+                              set.has("grouped_gemm_row_tile") ? "stated" : stack.id + " default"));
+    }
     if (set.has("tp_comm_overlap")) {
         // As the source states it (TorchTitan's async TP, NeMo's tp_comm_overlap switch); else the stack's default.
         p.tp_comm_overlap = tp_overlap_at(set, "tp_comm_overlap");

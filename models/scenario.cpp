@@ -31,7 +31,7 @@ Scenario scenario_from_json(const Json& j, const std::string& file, const Catalo
     s.model = model_from_json(o.object("model"));
     auto sys = o.object("system");
     sys.only_keys({"accelerator_type", "slices", "twisted", "machine_type", "nodes", "nodes_per_leaf",
-                   "oversubscription", "nvlink_domain_gpus"});
+                   "oversubscription", "nvlink_domain_gpus", "rank_speed_cv"});
     if (sys.has("accelerator_type")) {
         if (sys.has("machine_type")) sys.fail("machine_type", "give accelerator_type (TPU) or machine_type (GPU), not both");
         const int slices = sys.count("slices", 1, limits::max_slices, 1);
@@ -65,6 +65,8 @@ Scenario scenario_from_json(const Json& j, const std::string& file, const Catalo
     } else {
         sys.fail("accelerator_type", "missing: expected accelerator_type (e.g. \"v4-2048\") or machine_type + nodes");
     }
+    // A coefficient of variation: beyond 0.5 a normal spread would give ranks negative speeds.
+    s.system.rank_speed_cv = sys.number_in("rank_speed_cv", 0, 0.5, 0);
     auto training = o.object("training");
     static const Json no_object = Json::object();
     const JsonObject empty(no_object, file, "$.parallel");

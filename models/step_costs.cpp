@@ -8,6 +8,7 @@
 #include "placement/placement.hpp"
 #include "models/layer_ops.hpp"
 #include "models/quantize_ops.hpp"
+#include "models/straggler.hpp"
 #include "models/result_checks.hpp"
 #include "sim/collectives.hpp"
 
@@ -64,6 +65,7 @@ StepPricer::LayoutEntry& StepPricer::layout(const ParallelPlan& p) {
     auto it = layouts_.find(key);
     if (it != layouts_.end()) return it->second;
     LayoutEntry& e = layouts_[key];
+    e.compute_scale = slowest_rank_factor(sys_.rank_speed_cv, p.chips());
     const Layout lay = layout_for(sys_, p);
     e.tp = {lay.sizes, lay.tp, GroupRef::Part::all};
     e.cp = {lay.sizes, lay.cp, GroupRef::Part::all};
@@ -226,6 +228,11 @@ void StepPricer::price(const ParallelPlan& p, StepCosts& out, bool detail) {
     }
     if (out.reject != Reject::none && !detail) return;
     LayoutEntry& lay = layout(p);
+    if (detail && lay.compute_scale > 1)
+        out.efficiency_source += fmt::format("; every kernel at the slowest of {} ranks: x{:.3f} (system.rank_speed_cv "
+                                             "{:g} x E[max of {} normal draws] {:.2f})",
+                                             p.chips(), lay.compute_scale, sys_.rank_speed_cv, p.chips(),
+                                             expected_max_std_normal(p.chips()));
     if (!lay.placeable)
         for (const auto& [why, path] : lay.why_not) fail(Reject::placement, why, path);
     if (lay.placeable && p.tp_comm_overlap != TpOverlap::none && !lay.tp_in_one_domain)
@@ -331,6 +338,7 @@ void StepPricer::price(const ParallelPlan& p, StepCosts& out, bool detail) {
     ctx.timer = &timer_;
     ctx.kernels = opt_.kernels;
     ctx.tp = lay.tp, ctx.cp = lay.cp, ctx.fsdp = lay.fsdp, ctx.ep = lay.ep, ctx.etp = lay.etp;
+    ctx.compute_scale = lay.compute_scale;
     const LayerEntry& le = layer(p, lay, ctx);
     // FSDP gathers a layer's shards (the dense part's and the local experts'), the mean over the layers, on a side
     // stream under the pass; the backward also reduce-scatters its gradients.
@@ -473,7 +481,7 @@ void StepPricer::price(const ParallelPlan& p, StepCosts& out, bool detail) {
             st.flush_sync_s = sync_s((st.params - st.expert_params) / p.tp) + expert_sync_s(st.expert_params / expert_shard);
         const double shard = (st.params - st.expert_params) / p.tp / zero_shard +
                              st.expert_params / expert_shard / (p.zero >= 1 ? p.edp() : 1);
-        st.optimizer_s = optimizer_time_s(shard, p, chip, opt_.kernels);
+        st.optimizer_s = optimizer_time_s(shard, p, chip, opt_.kernels) * lay.compute_scale;
         if (p.zero >= 1 && p.zero < 3 && lay.grad_ranks > 1 && !p.param_gather_overlap)
             st.param_gather_s = collective_s(Collective::all_gather, st.params / p.tp * 2, lay.dp, lay.dpnet);
     }

@@ -138,6 +138,7 @@ private:
     };
     struct LayoutEntry {
         bool placeable = true;
+        double compute_scale = 1;      // the slowest of the plan's ranks (models/straggler.hpp)
         bool tp_in_one_domain = true;  // GPU: the TP group sits on one NVLink domain (TP overlap needs it)
         int grad_ranks = 1;            // ranks a gradient is reduced over (dp, or dp x cp on GPUs)
         std::vector<std::pair<std::string, const char*>> why_not;  // placement failures, with their paths

@@ -32,7 +32,10 @@ json plan_json(const ParallelPlan& p) {
             {"precision", to_string(p.precision)},
             {"fp8_recipe", p.precision == Precision::fp8 ? json(to_string(p.fp8_recipe)) : json(nullptr)},
             {"recompute", recompute_label(p)}, {"offload_layers", p.offload_layers},
-            {"attention", to_string(p.attention)}, {"tp_comm_overlap", to_string(p.tp_comm_overlap)}};
+            {"attention", to_string(p.attention)}, {"tp_comm_overlap", to_string(p.tp_comm_overlap)},
+            {"grouped_gemm_row_tile",
+             {{"up", {p.gmm_row_tiles.up[0], p.gmm_row_tiles.up[1], p.gmm_row_tiles.up[2]}},
+              {"down", {p.gmm_row_tiles.down[0], p.gmm_row_tiles.down[1], p.gmm_row_tiles.down[2]}}}}};
 }
 
 json breakdown_json(const StepBreakdown& b) {

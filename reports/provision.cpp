@@ -250,14 +250,20 @@ FrameworkSettings maxtext_settings(const SystemSpec& sys, const ModelSpec& m, co
     }
     if (m.moe.enabled() && m.moe.capacity_factor <= 0 && !(p.gmm_row_tiles == GroupedGemmTiles::all(512))) {
         // The grouped matmul's M-tiles podsim priced, where they are not base.yml's 512 rows (wi_tile_* / wo_tile_*
-        // _batch_seq: megablox and Tokamax gmm; a tile is one or more 128-row MXU blocks, megablox/gmm.py).
+        // _batch_seq: megablox and Tokamax gmm; on TPU a tile is whole 128-row blocks, tokamax pallas_mosaic_tpu.py).
         const GroupedGemmTiles& t = p.gmm_row_tiles;
-        bool expressible = true;
-        for (int i = 0; i < 3; ++i) expressible = expressible && t.up[i] > 0 && t.down[i] > 0;
+        bool expressible = true, whole_blocks = true;
+        for (int i = 0; i < 3; ++i) {
+            expressible = expressible && t.up[i] > 0 && t.down[i] > 0;
+            whole_blocks = whole_blocks && t.up[i] % 128 == 0 && t.down[i] % 128 == 0;
+        }
         if (!expressible) {
             f.notes.push_back("podsim priced the experts as one GEMM per expert (no shared tiles); MaxText's megablox "
                               "shares 512-row tiles between experts (wi_tile_* / wo_tile_*_batch_seq)");
         } else {
+            if (!whole_blocks)
+                f.blockers.push_back("a grouped-matmul row tile that is not a multiple of 128 rows: TPU Pallas tiles "
+                                     "are whole 128-row blocks (openxla/tokamax ragged_dot pallas_mosaic_tpu.py)");
             static const char* const pass[3] = {"fwd", "dlhs", "drhs"};
             for (int i = 0; i < 3; ++i) add(fmt::format("wi_tile_{}_batch_seq", pass[i]), str(t.up[i]));
             for (int i = 0; i < 3; ++i) add(fmt::format("wo_tile_{}_batch_seq", pass[i]), str(t.down[i]));
@@ -290,13 +296,26 @@ FrameworkSettings maxtext_settings(const SystemSpec& sys, const ModelSpec& m, co
         accum = mbs;
     }
     // per_device_batch_size counts sequences per device per accumulation step, over all devices (TP ranks too).
+    // A chip of two JAX devices (TPU7x's TensorCores) counts twice.
     const long long per_step = p.global_batch / accum;
-    const double pdbs = double(per_step) / sys.chips;
+    const long long devices = static_cast<long long>(sys.chips) * sys.chip.devices_per_chip;
+    const double pdbs = double(per_step) / devices;
     const std::string pdbs_s = fmt::format("{:.12g}", pdbs);
     add("per_device_batch_size", pdbs_s);
-    if (std::floor(std::stod(pdbs_s) * sys.chips + 1e-9) != double(per_step))
+    if (std::floor(std::stod(pdbs_s) * devices + 1e-9) != double(per_step))
         f.blockers.push_back(fmt::format("{} sequences per step over {} devices is not a per_device_batch_size MaxText "
-                                         "can multiply back exactly", per_step, sys.chips));
+                                         "can multiply back exactly", per_step, devices));
+    if (const std::string* t = f.find("wi_tile_fwd_batch_seq")) {
+        // moe.py pads each device's token-expert rows to wi_tile_fwd_batch_seq; every other M-tile must divide the
+        // padded count (megablox backend.py _calculate_num_tiles raises otherwise).
+        const long long rows = std::llround(pdbs * m.seq_len) * m.moe.top_k / std::max(1, p.ep);
+        const long long pad = std::stoll(*t), padded = (rows + pad - 1) / pad * pad;
+        for (const auto& [k, v] : f.settings)
+            if ((k.rfind("wi_tile_", 0) == 0 || k.rfind("wo_tile_", 0) == 0) && padded % std::stoll(v) != 0)
+                f.blockers.push_back(fmt::format("{}={} does not divide the {} token-expert rows per device (padded to "
+                                                 "wi_tile_fwd_batch_seq {}): MaxText's grouped matmul needs it to",
+                                                 k, v, padded, pad));
+    }
     add("gradient_accumulation_steps", str(accum));
     if (p.recompute == Recompute::full) add("remat_policy", "full");
     else if (p.recompute == Recompute::minimal) add("remat_policy", "minimal");

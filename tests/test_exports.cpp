@@ -75,7 +75,8 @@ std::string maxtext_violation(const FrameworkSettings& f, const SystemSpec& sys,
     }
     if (dcn != sys.slices) return "DCN axes multiply to " + std::to_string(dcn) + ", not the slices";
     const double pdbs = std::stod(*f.find("per_device_batch_size"));
-    const long long per_step = static_cast<long long>(pdbs * sys.chips);  // calculate_global_batch_sizes: int()
+    // calculate_global_batch_sizes: int(per_device_batch_size x devices); a TPU7x chip is two JAX devices.
+    const long long per_step = static_cast<long long>(pdbs * sys.chips * sys.chip.devices_per_chip);
     const long long accum = integer(f, "gradient_accumulation_steps");
     if (per_step * accum != global_batch) return "per_device_batch_size x devices x accumulation != global batch";
     const long long stages = integer(f, "ici_pipeline_parallelism") * integer(f, "dcn_pipeline_parallelism");
@@ -86,8 +87,8 @@ std::string maxtext_violation(const FrameworkSettings& f, const SystemSpec& sys,
         if (micro % stages != 0) return "num_pipeline_microbatches not divisible by the stages";
         if (per_step % micro != 0) return "micro_batch_size_to_train_on not divisible by num_pipeline_microbatches";
     }
-    // base.yml's wi_tile_* / wo_tile_*_batch_seq: the grouped matmul's M-tile, whole 128-row MXU blocks (megablox
-    // gmm.py and Tokamax: "Tiling on TPU technically needs to be a multiple of 128").
+    // base.yml's wi_tile_* / wo_tile_*_batch_seq: the grouped matmul's M-tile, whole 128-row blocks (openxla/tokamax
+    // ragged_dot/pallas_mosaic_tpu.py: "Tiling on TPU technically needs to be a multiple of 128").
     for (const auto& [k, v] : f.settings) {
         if (k.rfind("wi_tile_", 0) != 0 && k.rfind("wo_tile_", 0) != 0) continue;
         if (k.size() < 10 || k.substr(k.size() - 10) != "_batch_seq") return k + " is not a batch_seq tile podsim sets";
@@ -447,5 +448,23 @@ TEST_CASE("a MaxText export states the grouped matmul's row tiles podsim priced,
     p.gmm_row_tiles = GroupedGemmTiles::all(0);  // a GPU stack's per-expert GEMMs: no MaxText switch, a note
     f = maxtext_settings(sys, m, p);
     CHECK(f.find("wi_tile_fwd_batch_seq") == nullptr);
-    CHECK_FALSE(f.notes.empty());
+    CHECK(std::any_of(f.notes.begin(), f.notes.end(),
+                      [](const std::string& n) { return n.find("one GEMM per expert") != std::string::npos; }));
+    // podsim's own blockers: whole 128-row blocks, and every tile dividing the padded rows (1 sequence x 4096
+    // tokens x top-8 = 32,768 rows a device here: 384 does not divide it).
+    p.gmm_row_tiles = GroupedGemmTiles::all(512);
+    p.gmm_row_tiles.down[1] = 200;
+    CHECK_FALSE(maxtext_settings(sys, m, p).blockers.empty());
+    p.gmm_row_tiles.down[1] = 384;
+    f = maxtext_settings(sys, m, p);
+    CHECK(std::any_of(f.blockers.begin(), f.blockers.end(),
+                      [](const std::string& b) { return b.find("wo_tile_dlhs_batch_seq=384") != std::string::npos; }));
+
+    // A TPU7x chip is two JAX devices: per_device_batch_size counts TensorCores.
+    const SystemSpec ironwood = test::catalog().tpu_system("tpu7x-512", 1, "test", "$");
+    ParallelPlan q;
+    q.dp = ironwood.chips, q.zero = 3, q.micro_batch = 4, q.global_batch = 4LL * ironwood.chips;
+    f = maxtext_settings(ironwood, m, q);
+    CHECK(*f.find("per_device_batch_size") == "2");
+    CHECK(maxtext_violation(f, ironwood, m, q.global_batch) == "");
 }

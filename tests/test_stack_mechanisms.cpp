@@ -226,53 +226,74 @@ TEST_CASE("context parallelism shares K/V as the stack does (MaxText all-gathers
 }
 
 TEST_CASE("a grouped matmul over shared M-tiles (MaxText's megablox) computes a tile that straddles two experts "
-          "once for each: R + G (tile - 1) rows of work per device; GPU stacks run each expert alone; records and "
-          "scenarios may state the tiles, a bad value names its path") {
+          "once for each: R + G (tile - 1) rows of work per device and pass; GPU stacks run each expert alone; records "
+          "and scenarios may state the tiles, a bad value names its path") {
     CHECK(test::shipped_stack("MaxText").gmm_row_tile == 512);
     CHECK(test::shipped_stack("NeMo 24.07").gmm_row_tile == 0);
     CHECK(test::shipped_stack("TorchTitan").gmm_row_tile == 0);
 
-    // DeepSeek-V3 on 256 TPU7x chips, FSDP only (ep 1): the record states the recipe's per-pass tiles.
+    // DeepSeek-V3 on 128 TPU7x chips, FSDP only (ep 1): the record states the recipe's tiles, up and down apart.
     Json run = test::published_record(test::scenario("validation/maxtext-tpu-recipes.json"),
-                                      "maxtext-tpu7x-deepseek3-671b-256-fp8");
+                                      "maxtext-tpu7x-deepseek3-671b-128-fp8");
     auto load = [](const Json& r) { return test::load_record(r, "gmm-tiles"); };
     const PublishedRun stated = load(run);
     REQUIRE(stated.error.empty());
     const GroupedGemmTiles& t = stated.plan.gmm_row_tiles;
-    CHECK(t.up[0] == 256);
-    CHECK(t.up[2] == 512);
-    CHECK(t.down[1] == 256);
+    CHECK(t.up[0] == 128);
+    CHECK(t.up[1] == 256);
+    CHECK(t.down[0] == 256);
+    CHECK(t.down[2] == 256);
     run["settings"].erase("grouped_gemm_row_tile");
     CHECK(load(run).plan.gmm_row_tiles == GroupedGemmTiles::all(512));  // MaxText's base.yml default
     run["settings"]["grouped_gemm_row_tile"] = {{"up", {256, 256}}, {"down", {256, 256, 512}}};
     CHECK(load(run).error.find("$[0].settings.grouped_gemm_row_tile.up") != std::string::npos);
 
-    // The priced forward up-projection: 16 sequences x 4096 tokens x top-8 = 524,288 rows per chip over 256 experts,
-    // two devices per TPU7x chip, so 262,144 rows a device: 1 + 256 x (512 - 1) / 262,144 = 1.499 times the work.
+    // 16 sequences x 4096 tokens x top-8 = 524,288 rows per chip over 256 experts, two devices per TPU7x chip, so
+    // 262,144 rows a device: each pass's GEMM does 1 + 256 x (tile - 1) / 262,144 times the work.
     ChipSpec chip = *test::catalog().find_chip("tpu7x");
     REQUIRE(chip.devices_per_chip == 2);
     chip.eff.kernel_overhead_s = 0;  // the launch is paid once per kernel, not per tile
     ParallelPlan p = stated.plan;
-    p.gmm_row_tiles = GroupedGemmTiles::all(512);
-    auto up_forward = [&](const ParallelPlan& q) {
-        for (const Op& o : layer_ops(stated.model, q, true).forward)
-            if (o.name == "moe.experts.up") return o;
-        FAIL("no moe.experts.up");
+    p.gmm_row_tiles.up[0] = 512, p.gmm_row_tiles.up[1] = 256, p.gmm_row_tiles.up[2] = 1024;
+    const LayerOps L = layer_ops(stated.model, p, true);
+    auto find = [](const std::vector<Op>& ops, const std::string& name) {
+        for (const Op& o : ops)
+            if (o.name == name) return o;
+        FAIL("no " << name);
         return Op{};
     };
-    const Op grouped = up_forward(p);
-    CHECK(grouped.groups == 256);
-    CHECK(grouped.group_rows == approx(524288));
     CostContext c;
     c.chip = &chip;
     c.plan = &p;
-    Op alone = grouped;
-    alone.group_row_tiles[0] = 0;
-    CHECK(op_time_s(grouped, c) / op_time_s(alone, c) == approx(1 + 256.0 * 511 / 262144));
+    auto factor = [&](const Op& o) {
+        Op alone = o;
+        alone.groups = 0;
+        return op_time_s(o, c) / op_time_s(alone, c);
+    };
+    const Op up = find(L.forward, "moe.experts.up");
+    CHECK(up.groups == 256);
+    CHECK(up.group_rows == approx(524288));
+    CHECK(factor(up) == approx(1 + 256.0 * 511 / 262144));
+    CHECK(factor(find(L.backward, "moe.experts.up.dgrad")) == approx(1 + 256.0 * 255 / 262144));
+    CHECK(factor(find(L.backward, "moe.experts.up.wgrad")) == approx(1 + 256.0 * 1023 / 262144));
+    CHECK(factor(find(L.forward, "moe.experts.down")) == approx(1 + 256.0 * 255 / 262144));  // the record's down
+    CHECK(factor(find(L.forward, "moe.shared.up")) == 1);  // the shared expert is a dense GEMM
     ChipSpec one_device = chip;
     one_device.devices_per_chip = 1;  // a megacore chip runs one kernel on all 524,288 rows
     c.chip = &one_device;
-    CHECK(op_time_s(grouped, c) / op_time_s(alone, c) == approx(1 + 256.0 * 511 / 524288));
+    CHECK(factor(up) == approx(1 + 256.0 * 511 / 524288));
+
+    // The priced step: one pricer keeps tiled and untiled layers apart (its cache key), each as a fresh one prices it.
+    const CollectiveTimer timer(stated.system, NetworkBackend::analytical);
+    StepPricer warm(stated.model, stated.system, timer);
+    ParallelPlan untiled = stated.plan;
+    untiled.gmm_row_tiles = GroupedGemmTiles{};
+    StepCosts a, b;
+    warm.price(stated.plan, a, false);
+    warm.price(untiled, b, false);
+    const StepCosts fresh = price_step(stated.model, stated.system, untiled, timer);
+    CHECK(b.chunk(0, 0).fwd_s == approx(fresh.chunk(0, 0).fwd_s));
+    CHECK(a.chunk(0, 0).fwd_s > b.chunk(0, 0).fwd_s);
 
     // A capacity factor pads every expert to the same size: no ragged groups, nothing shared.
     ModelSpec dropping = stated.model;
