@@ -241,18 +241,23 @@ SystemSpec Catalog::gpu_system(const std::string& machine_type, int nodes, const
 std::optional<SystemSpec> Catalog::resized(const SystemSpec& base, int chips) const {
     if (chips < 1 || chips > limits::max_chips) return std::nullopt;
     if (chips == base.chips) return base;
+    // What the scenario said of its cluster besides the size goes with it (the ranks' speed spread too).
+    auto keep = [&](SystemSpec s) {
+        s.rank_speed_cv = base.rank_speed_cv;
+        return std::optional<SystemSpec>(std::move(s));
+    };
     if (base.is_gpu) {
         if (chips % base.node.gpus_per_node != 0) return std::nullopt;
         SystemSpec s = gpu_system(base.node.id, chips / base.node.gpus_per_node, "", "");
         s.nodes_per_leaf = base.nodes_per_leaf, s.oversubscription = base.oversubscription;
         s.nvlink_domain_gpus = base.nvlink_domain_gpus;
-        return s;
+        return keep(std::move(s));
     }
     const auto& r = *base.chip.tpu;
     auto type_for = [&](int n) { return r.type_prefix + "-" + std::to_string(r.type_counts_cores ? n * r.cores_per_chip : n); };
-    if (r.shapes.count(chips) && chips <= r.max_slice_chips) return tpu_system(type_for(chips), 1, "", "");
+    if (r.shapes.count(chips) && chips <= r.max_slice_chips) return keep(tpu_system(type_for(chips), 1, "", ""));
     const int per_slice = base.chips_per_slice();
-    if (chips % per_slice == 0) return tpu_system(base.accelerator_type, chips / per_slice, "", "");
+    if (chips % per_slice == 0) return keep(tpu_system(base.accelerator_type, chips / per_slice, "", ""));
     return std::nullopt;
 }
 

@@ -65,7 +65,8 @@ Scenario scenario_from_json(const Json& j, const std::string& file, const Catalo
     } else {
         sys.fail("accelerator_type", "missing: expected accelerator_type (e.g. \"v4-2048\") or machine_type + nodes");
     }
-    // A coefficient of variation: beyond 0.5 a normal spread would give ranks negative speeds.
+    // A coefficient of variation of one SKU's speeds: measured spreads are a few percent (Sinha et al., SC22); 0.5
+    // bounds it well above any cluster's.
     s.system.rank_speed_cv = sys.number_in("rank_speed_cv", 0, 0.5, 0);
     auto training = o.object("training");
     static const Json no_object = Json::object();

@@ -463,7 +463,8 @@ void StepPricer::price(const ParallelPlan& p, StepCosts& out, bool detail) {
                 // A separate accumulation pass over the chunk's local gradients after each micro-batch's backward
                 // (memory-bound: every byte read or written once).
                 const double local = (params - experts) / p.tp + experts / expert_shard;
-                ck.bwd_s += local * p.grad_accum_bytes_per_param / (chip.hbm_bytes_per_s * chip.eff.memory_bw_fraction);
+                ck.bwd_s += local * p.grad_accum_bytes_per_param / (chip.hbm_bytes_per_s * chip.eff.memory_bw_fraction) *
+                            lay.compute_scale;
             }
             if (out.bucketed) {
                 ck.pieces = std::clamp(ck.layers, 1, 16);

@@ -234,8 +234,12 @@ FrameworkSettings maxtext_settings(const SystemSpec& sys, const ModelSpec& m, co
     add("dcn_pipeline_parallelism", str(pp_d));
     add("dcn_tensor_parallelism", str(tp_d));
     add("dcn_context_parallelism", str(cp_d));
-    add("ici_data_parallelism", str(fsdp ? 1 : dp_i));
-    add("ici_fsdp_parallelism", str(fsdp ? dp_i : 1));
+    // A chip of two JAX devices (TPU7x's TensorCores, v3's cores) halves its batch between them: MaxText's ICI
+    // axes multiply to the slice's devices, so the data-parallel axis takes the factor (the recipes' FSDP over all
+    // TensorCores).
+    const int dev = sys.chip.devices_per_chip;
+    add("ici_data_parallelism", str(fsdp ? 1 : dp_i * dev));
+    add("ici_fsdp_parallelism", str(fsdp ? dp_i * dev : 1));
     add("ici_tensor_parallelism", str(tp_i));
     add("ici_context_parallelism", str(cp_i));
     add("ici_pipeline_parallelism", str(pp_i));
@@ -305,10 +309,12 @@ FrameworkSettings maxtext_settings(const SystemSpec& sys, const ModelSpec& m, co
     if (std::floor(std::stod(pdbs_s) * devices + 1e-9) != double(per_step))
         f.blockers.push_back(fmt::format("{} sequences per step over {} devices is not a per_device_batch_size MaxText "
                                          "can multiply back exactly", per_step, devices));
-    if (const std::string* t = f.find("wi_tile_fwd_batch_seq")) {
+    if (const std::string* t = f.find("wi_tile_fwd_batch_seq"); t && p.ep == 1) {
         // moe.py pads each device's token-expert rows to wi_tile_fwd_batch_seq; every other M-tile must divide the
-        // padded count (megablox backend.py _calculate_num_tiles raises otherwise).
-        const long long rows = std::llround(pdbs * m.seq_len) * m.moe.top_k / std::max(1, p.ep);
+        // padded count (megablox backend.py _calculate_num_tiles raises otherwise). Without expert parallelism a
+        // device's rows are its data shard's tokens (a TP group shares them) x top-k; with it they follow the
+        // routing (the ragged all-to-all's buffer), and MaxText's own check is left to decide.
+        const long long rows = std::llround(pdbs * p.tp * m.seq_len) * m.moe.top_k;
         const long long pad = std::stoll(*t), padded = (rows + pad - 1) / pad * pad;
         for (const auto& [k, v] : f.settings)
             if ((k.rfind("wi_tile_", 0) == 0 || k.rfind("wo_tile_", 0) == 0) && padded % std::stoll(v) != 0)

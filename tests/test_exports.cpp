@@ -52,7 +52,9 @@ std::string maxtext_violation(const FrameworkSettings& f, const SystemSpec& sys,
         (is_ici ? ici : dcn) *= x;
     }
     // fill_unspecified_mesh_axes: "Number of devices ... must equal the product of the ICI parallelism".
-    if (ici != sys.chips / sys.slices) return "ICI axes multiply to " + std::to_string(ici) + ", not the slice's chips";
+    // A device is a TensorCore on TPU7x and v3 (two per chip), a chip elsewhere.
+    if (ici != static_cast<long long>(sys.chips / sys.slices) * sys.chip.devices_per_chip)
+        return "ICI axes multiply to " + std::to_string(ici) + ", not the slice's devices";
     // base.yml's remat_policy choices, and with custom each checkpoint name's place (remat, device or offload).
     if (const std::string* rp = f.find("remat_policy")) {
         static const std::set<std::string> policies = {
@@ -466,5 +468,6 @@ TEST_CASE("a MaxText export states the grouped matmul's row tiles podsim priced,
     q.dp = ironwood.chips, q.zero = 3, q.micro_batch = 4, q.global_batch = 4LL * ironwood.chips;
     f = maxtext_settings(ironwood, m, q);
     CHECK(*f.find("per_device_batch_size") == "2");
+    CHECK(*f.find("ici_fsdp_parallelism") == std::to_string(2 * ironwood.chips));  // every TensorCore
     CHECK(maxtext_violation(f, ironwood, m, q.global_batch) == "");
 }

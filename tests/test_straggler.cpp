@@ -19,6 +19,9 @@ TEST_CASE("the expected maximum of n standard normal draws matches the order-sta
     CHECK(expected_max_std_normal(10) == approx(1.538753).epsilon(1e-5));
     CHECK(expected_max_std_normal(100) == approx(2.507594).epsilon(1e-5));
     CHECK(expected_max_std_normal(1000) == approx(3.241436).epsilon(1e-5));
+    // Beyond the tables, against a 200,000-step integration of the same formula: the README's figures.
+    CHECK(expected_max_std_normal(10752) == approx(3.869411).epsilon(1e-5));
+    CHECK(expected_max_std_normal(1LL << 22) == approx(5.139788).epsilon(1e-5));
     double last = 0;
     for (long long n = 2; n <= (1LL << 22); n *= 4) {
         const double z = expected_max_std_normal(n);
@@ -55,6 +58,13 @@ TEST_CASE("a stated spread of rank speeds slows every kernel by the slowest rank
     }
     CHECK(kernels > 5);
     CHECK(collectives > 0);
+    // The optimizer step is kernels too; the priced chunk's compute is slower as a whole.
+    CHECK(b.stages[0].optimizer_s == approx(a.stages[0].optimizer_s * factor));
+    CHECK(b.chunk(0, 0).fwd_s > a.chunk(0, 0).fwd_s);
+    // A system podsim re-sizes (search --scales, sweeps, check) keeps the spread.
+    const auto bigger = test::catalog().resized(spread.system, 2 * spread.system.chips);
+    REQUIRE(bigger);
+    CHECK(bigger->rank_speed_cv == 0.03);
     CHECK(b.efficiency_source.find("slowest of " + std::to_string(even.plan.chips()) + " ranks") != std::string::npos);
     CHECK(a.efficiency_source.find("slowest of") == std::string::npos);
 
