@@ -38,9 +38,10 @@ double matmul_efficiency(const ChipEfficiency& e, double frac, double m, double 
 // out. A group of s rows starting at a uniformly random row spans 1 + (s - 1) / tile tiles on average, so G groups
 // of R rows in all cost G + (R - G) / tile tile visits against the R / tile a dense GEMM needs: R + G (tile - 1) rows
 // of work. R is per device: a chip split into devices runs one kernel on each device's rows.
+// The kernels are Pallas TPU kernels: MaxText on GPUs runs its experts through XLA's ragged_dot instead, not priced.
 double grouped_tile_factor(const Op& o, const ChipSpec& chip) {
     const int tile = o.group_row_tiles[static_cast<int>(o.pass)];
-    if (tile <= 1 || o.groups <= 0 || o.group_rows <= 0) return 1;
+    if (chip.kind != ChipKind::tpu || tile <= 1 || o.groups <= 0 || o.group_rows <= 0) return 1;
     const double rows = o.group_rows / chip.devices_per_chip;
     const double groups = std::min(o.groups, rows);  // at most one non-empty group per row
     return 1 + groups * (tile - 1) / rows;

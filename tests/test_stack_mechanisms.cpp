@@ -282,6 +282,9 @@ TEST_CASE("a grouped matmul over shared M-tiles (MaxText's megablox) computes a 
     one_device.devices_per_chip = 1;  // a megacore chip runs one kernel on all 524,288 rows
     c.chip = &one_device;
     CHECK(factor(up) == approx(1 + 256.0 * 511 / 524288));
+    ChipSpec gpu = *test::catalog().find_chip("h100-sxm");  // Pallas TPU kernels: a GPU runs XLA's ragged_dot
+    c.chip = &gpu;
+    CHECK(factor(up) == 1);
 
     // The priced step: one pricer keeps tiled and untiled layers apart (its cache key), each as a fresh one prices it.
     const CollectiveTimer timer(stated.system, NetworkBackend::analytical);
