@@ -82,11 +82,7 @@ const char* to_string(TpOverlap t);
 // MoE layer's up (wi) and down (wo) expert GEMMs; 0 = no shared tiles.
 struct GroupedGemmTiles {
     int up[3] = {0, 0, 0}, down[3] = {0, 0, 0};
-    bool operator==(const GroupedGemmTiles& o) const {
-        for (int i = 0; i < 3; ++i)
-            if (up[i] != o.up[i] || down[i] != o.down[i]) return false;
-        return true;
-    }
+    bool operator==(const GroupedGemmTiles&) const = default;
     static GroupedGemmTiles all(int rows) {
         GroupedGemmTiles t;
         for (int i = 0; i < 3; ++i) t.up[i] = t.down[i] = rows;

@@ -232,7 +232,7 @@ void StepPricer::price(const ParallelPlan& p, StepCosts& out, bool detail) {
         out.efficiency_source += fmt::format("; every kernel at the slowest of {} ranks: x{:.3f} (system.rank_speed_cv "
                                              "{:g} x E[max of {} normal draws] {:.2f})",
                                              p.chips(), lay.compute_scale, sys_.rank_speed_cv, p.chips(),
-                                             expected_max_std_normal(p.chips()));
+                                             (lay.compute_scale - 1) / sys_.rank_speed_cv);
     if (!lay.placeable)
         for (const auto& [why, path] : lay.why_not) fail(Reject::placement, why, path);
     if (lay.placeable && p.tp_comm_overlap != TpOverlap::none && !lay.tp_in_one_domain)

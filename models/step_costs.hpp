@@ -119,9 +119,7 @@ private:
     // What a layer's costs depend on in a plan (step_costs.cpp's layer_key): four words.
     struct LayerKey {
         uint64_t w[4] = {0, 0, 0, 0};
-        bool operator==(const LayerKey& o) const {
-            return w[0] == o.w[0] && w[1] == o.w[1] && w[2] == o.w[2] && w[3] == o.w[3];
-        }
+        bool operator==(const LayerKey&) const = default;
     };
     struct LayerKeyHash {
         size_t operator()(const LayerKey& k) const {

@@ -191,6 +191,9 @@ FrameworkSettings megatron_settings(const SystemSpec& sys, const ModelSpec& m, c
 }
 
 // --- MaxText --------------------------------------------------------------------------------------------------------
+// The grouped matmul's passes as MaxText names its M-tiles (wi_tile_<pass>_batch_seq), in OpPass order.
+constexpr const char* kTilePass[3] = {"fwd", "dlhs", "drhs"};
+
 // Rules from src/maxtext/configs/types.py and base.yml (AI-Hypercomputer/maxtext at e591f30, 2026-08-22): the ici_*
 // axes multiply to the devices of one slice and the dcn_* axes to the slices (max_utils.fill_unspecified_mesh_axes;
 // every axis is written out, none left at -1); pipeline stages x num_pipeline_repeats x num_layers_per_pipeline_stage
@@ -268,9 +271,8 @@ FrameworkSettings maxtext_settings(const SystemSpec& sys, const ModelSpec& m, co
             if (!whole_blocks)
                 f.blockers.push_back("a grouped-matmul row tile that is not a multiple of 128 rows: TPU Pallas tiles "
                                      "are whole 128-row blocks (openxla/tokamax ragged_dot pallas_mosaic_tpu.py)");
-            static const char* const pass[3] = {"fwd", "dlhs", "drhs"};
-            for (int i = 0; i < 3; ++i) add(fmt::format("wi_tile_{}_batch_seq", pass[i]), str(t.up[i]));
-            for (int i = 0; i < 3; ++i) add(fmt::format("wo_tile_{}_batch_seq", pass[i]), str(t.down[i]));
+            for (int i = 0; i < 3; ++i) add(fmt::format("wi_tile_{}_batch_seq", kTilePass[i]), str(t.up[i]));
+            for (int i = 0; i < 3; ++i) add(fmt::format("wo_tile_{}_batch_seq", kTilePass[i]), str(t.down[i]));
         }
     }
     if (dp_d > 1 && fsdp)
@@ -309,18 +311,21 @@ FrameworkSettings maxtext_settings(const SystemSpec& sys, const ModelSpec& m, co
     if (std::floor(std::stod(pdbs_s) * devices + 1e-9) != double(per_step))
         f.blockers.push_back(fmt::format("{} sequences per step over {} devices is not a per_device_batch_size MaxText "
                                          "can multiply back exactly", per_step, devices));
-    if (const std::string* t = f.find("wi_tile_fwd_batch_seq"); t && p.ep == 1) {
+    if (f.find("wi_tile_fwd_batch_seq") && p.ep == 1) {
         // moe.py pads each device's token-expert rows to wi_tile_fwd_batch_seq; every other M-tile must divide the
         // padded count (megablox backend.py _calculate_num_tiles raises otherwise). Without expert parallelism a
         // device's rows are its data shard's tokens (a TP group shares them) x top-k; with it they follow the
         // routing (the ragged all-to-all's buffer), and MaxText's own check is left to decide.
         const long long rows = std::llround(pdbs * p.tp * m.seq_len) * m.moe.top_k;
-        const long long pad = std::stoll(*t), padded = (rows + pad - 1) / pad * pad;
-        for (const auto& [k, v] : f.settings)
-            if ((k.rfind("wi_tile_", 0) == 0 || k.rfind("wo_tile_", 0) == 0) && padded % std::stoll(v) != 0)
-                f.blockers.push_back(fmt::format("{}={} does not divide the {} token-expert rows per device (padded to "
-                                                 "wi_tile_fwd_batch_seq {}): MaxText's grouped matmul needs it to",
-                                                 k, v, padded, pad));
+        const GroupedGemmTiles& t = p.gmm_row_tiles;
+        const long long pad = t.up[0], padded = (rows + pad - 1) / pad * pad;
+        for (int i = 0; i < 3; ++i)
+            for (const auto& [matrix, tile] : {std::pair{"wi", t.up[i]}, std::pair{"wo", t.down[i]}})
+                if (padded % tile != 0)
+                    f.blockers.push_back(fmt::format("{}_tile_{}_batch_seq={} does not divide the {} token-expert rows "
+                                                     "per device (padded to wi_tile_fwd_batch_seq {}): MaxText's "
+                                                     "grouped matmul needs it to",
+                                                     matrix, kTilePass[i], tile, padded, pad));
     }
     add("gradient_accumulation_steps", str(accum));
     if (p.recompute == Recompute::full) add("remat_policy", "full");
