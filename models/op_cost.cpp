@@ -39,13 +39,34 @@ double matmul_efficiency(const ChipEfficiency& e, double frac, double m, double 
 // of R rows in all cost G + (R - G) / tile tile visits against the R / tile a dense GEMM needs: R + G (tile - 1) rows
 // of work. R is per device: a chip split into devices runs one kernel on each device's rows.
 // The kernels are Pallas TPU kernels: MaxText on GPUs runs its experts through XLA's ragged_dot instead, not priced.
-double grouped_tile_factor(const Op& o, const ChipSpec& chip) {
+int grouped_row_tile(const Op& o, const ChipSpec& chip) {
     const int tile = o.group_row_tiles[static_cast<int>(o.pass)];
-    if (chip.kind != ChipKind::tpu || tile <= 1 || o.groups <= 0 || o.group_rows <= 0) return 1;
+    if (chip.kind != ChipKind::tpu || tile <= 1 || o.groups <= 0 || o.group_rows <= 0) return 0;
+    return tile;
+}
+
+double grouped_tile_factor(const Op& o, const ChipSpec& chip) {
+    const int tile = grouped_row_tile(o, chip);
+    if (tile == 0) return 1;
     const double rows = o.group_rows / chip.devices_per_chip;
     const double groups = std::min(o.groups, rows);  // at most one non-empty group per row
     return 1 + groups * (tile - 1) / rows;
 }
+
+// The dimensions the MXU sees. The tiled kernel multiplies a [tile x tk] block of rows by a [tk x tn] weight block
+// per grid step (megablox gmm: lhs and rhs BlockSpecs of (tm, tk) and (tk, tn)), so a weight block is loaded for
+// `tile` rows whatever the group's size: the rows dimension is the tile. That is M in the forward and input-gradient
+// GEMMs and the contraction in the weight gradient (tgmm sums the rows a tile at a time), as backward_of lays them
+// out. A dense GEMM keeps its own dimensions (XLA tiles it as it likes).
+struct GemmDims {
+    double m, n, k;
+};
+GemmDims mxu_dims(const Op& o, const ChipSpec& chip) {
+    GemmDims d{o.m / o.chunks, o.n, o.k};
+    if (const int tile = grouped_row_tile(o, chip)) (o.pass == OpPass::backward_weight ? d.k : d.m) = tile;
+    return d;
+}
+double min_dim(const GemmDims& d) { return std::min({d.m, d.n, d.k}); }
 
 Collective to_collective(CommKind k) {
     switch (k) {
@@ -76,7 +97,8 @@ double dedup_a2a_s(const Op& o, const GroupNetwork& net) {
 
 }  // namespace
 
-std::optional<double> profiled_time_s(const Op& o, const calib::KernelProfile& k, double grouped_factor) {
+std::optional<double> profiled_time_s(const Op& o, const calib::KernelProfile& k, double grouped_factor,
+                                      std::optional<double> gemm_min_dim) {
     if (o.kind == OpKind::collective) return std::nullopt;
     // Profiles key a measured kernel by the op's name and its pass (`podsim calibrate` writes the layer's GEMMs and
     // elementwise ops so; a trace-derived profile every op the trace named, the attention core's parts included).
@@ -89,14 +111,16 @@ std::optional<double> profiled_time_s(const Op& o, const calib::KernelProfile& k
         return k.fitted_time_s("attention", o.flops, 0, 0);
     }
     // A grouped GEMM's shared tiles are work the fitted dense-GEMM model does not see (grouped_tile_factor).
-    if (o.kind == OpKind::matmul) return k.fitted_time_s("matmul", o.flops * grouped_factor, o.bytes, std::min({o.m, o.n, o.k}));
+    if (o.kind == OpKind::matmul)
+        return k.fitted_time_s("matmul", o.flops * grouped_factor, o.bytes, gemm_min_dim.value_or(std::min({o.m, o.n, o.k})));
     return k.fitted_time_s("elementwise", o.flops, o.bytes, std::min({o.m, o.n, o.k}));
 }
 
 namespace {
 double op_time_at_mean_rank_s(const Op& o, const CostContext& c) {
     if (c.kernels)
-        if (auto t = profiled_time_s(o, *c.kernels, grouped_tile_factor(o, *c.chip))) return *t;
+        if (auto t = profiled_time_s(o, *c.kernels, grouped_tile_factor(o, *c.chip), min_dim(mxu_dims(o, *c.chip))))
+            return *t;
     const ChipSpec& chip = *c.chip;
     const auto& e = chip.eff;
     const double mem_s = o.bytes / (chip.hbm_bytes_per_s * e.memory_bw_fraction);
@@ -104,9 +128,9 @@ double op_time_at_mean_rank_s(const Op& o, const CostContext& c) {
     switch (o.kind) {
         case OpKind::matmul: {
             const GemmRate r = gemm_rate(chip, o.format);
-            const double compute_s =
-                o.flops / (r.peak_flops_per_s * matmul_efficiency(e, r.fraction, o.m / o.chunks, o.n, o.k)) *
-                grouped_tile_factor(o, chip);
+            const GemmDims d = mxu_dims(o, chip);
+            const double compute_s = o.flops / (r.peak_flops_per_s * matmul_efficiency(e, r.fraction, d.m, d.n, d.k)) *
+                                     grouped_tile_factor(o, chip);
             return std::max(compute_s, mem_s) + launch_s;
         }
         case OpKind::attention: {

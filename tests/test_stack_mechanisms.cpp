@@ -253,6 +253,7 @@ TEST_CASE("a grouped matmul over shared M-tiles (MaxText's megablox) computes a 
     ChipSpec chip = *test::catalog().find_chip("tpu7x");
     REQUIRE(chip.devices_per_chip == 2);
     chip.eff.kernel_overhead_s = 0;  // the launch is paid once per kernel, not per tile
+    chip.eff.matmul_half_dim = 0;    // the extra rows alone here; the tile's shape has its own test case
     ParallelPlan p = stated.plan;
     p.gmm_row_tiles.up[0] = 512, p.gmm_row_tiles.up[1] = 256, p.gmm_row_tiles.up[2] = 1024;
     const LayerOps L = layer_ops(stated.model, p, true);
@@ -317,4 +318,56 @@ TEST_CASE("a grouped matmul over shared M-tiles (MaxText's megablox) computes a 
     const std::string missing =
         test::stack_catalog_error("no-gmm", [](Json& s) { s["behaviours"].erase("grouped_gemm_row_tile"); });
     CHECK(missing.find("grouped_gemm_row_tile") != std::string::npos);
+}
+
+TEST_CASE("a tiled grouped matmul loads each weight block for one row tile: the MXU sees the tile as the GEMM's M "
+          "(forward, input gradient) or its contraction (weight gradient), whatever the expert's row count") {
+    Json run = test::published_record(test::scenario("validation/maxtext-tpu-recipes.json"),
+                                      "maxtext-tpu7x-deepseek3-671b-128-fp8");
+    const PublishedRun r = test::load_record(run, "gmm-shape");
+    REQUIRE(r.error.empty());
+    ChipSpec chip = *test::catalog().find_chip("tpu7x");
+    REQUIRE(chip.eff.matmul_half_dim == 128);  // half of a 256 x 256 MXU
+    chip.eff.kernel_overhead_s = 0;
+    ParallelPlan p = r.plan;
+    p.gmm_row_tiles.up[0] = 512, p.gmm_row_tiles.up[1] = 128, p.gmm_row_tiles.up[2] = 256;
+    const LayerOps L = layer_ops(r.model, p, true);
+    auto find = [](const std::vector<Op>& ops, const std::string& name) {
+        for (const Op& o : ops)
+            if (o.name == name) return o;
+        FAIL("no " << name);
+        return Op{};
+    };
+    CostContext c;
+    c.chip = &chip;
+    c.plan = &p;
+    // The time against the same GEMM priced dense (no groups: XLA's own tiles, the op's own dimensions), over the
+    // extra rows of work the shared tiles add (the other test case): what is left is the shape term's ratio.
+    auto shape_ratio = [&](const Op& o) {
+        Op dense = o;
+        dense.groups = 0;
+        const double rows = o.group_rows / chip.devices_per_chip;
+        const double work = 1 + o.groups * (o.group_row_tiles[static_cast<int>(o.pass)] - 1) / rows;
+        return op_time_s(o, c) / op_time_s(dense, c) / work;
+    };
+    auto saturation = [](double d) { return d / (d + 128); };
+    // Each expert's forward GEMM has 524,288 / 256 = 2,048 rows per chip, 4,096 columns (both gated halves) and a
+    // 7,168 deep contraction: dense, its shortest side is the 2,048 rows. Tiled, the MXU sees 512 rows per weight block in the forward,
+    // 128 in the input gradient, and sums 256 rows at a time in the weight gradient.
+    const Op up = find(L.forward, "moe.experts.up");
+    REQUIRE(up.m == approx(2048));
+    REQUIRE(up.n == approx(4096));
+    REQUIRE(up.k == approx(7168));
+    CHECK(shape_ratio(up) == approx(saturation(2048) / saturation(512)));
+    CHECK(shape_ratio(find(L.backward, "moe.experts.up.dgrad")) == approx(saturation(2048) / saturation(128)));
+    CHECK(shape_ratio(find(L.backward, "moe.experts.up.wgrad")) == approx(saturation(2048) / saturation(256)));
+    // The 128-row tile fills half the MXU: about 1.9x the dense GEMM's time on the shape alone.
+    CHECK(shape_ratio(find(L.backward, "moe.experts.up.dgrad")) > 1.8);
+
+    // A GPU runs XLA's ragged_dot: each expert is its own GEMM of its own rows.
+    ChipSpec gpu = *test::catalog().find_chip("h100-sxm");
+    c.chip = &gpu;
+    Op dense = up;
+    dense.groups = 0;
+    CHECK(op_time_s(up, c) == approx(op_time_s(dense, c)));
 }
