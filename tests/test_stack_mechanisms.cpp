@@ -364,6 +364,18 @@ TEST_CASE("a tiled grouped matmul loads each weight block for one row tile: the 
     // The 128-row tile fills half the MXU: about 1.9x the dense GEMM's time on the shape alone.
     CHECK(shape_ratio(find(L.backward, "moe.experts.up.dgrad")) > 1.8);
 
+    // Which dimension the tile replaces: a 4,096-row tile, longer than an expert's 2,048 rows, makes the rows
+    // dimension 4,096 in every pass, so the shortest side becomes 4,096 (the columns; the wgrad's contraction). Had
+    // the tile replaced the columns of the forward or the M of the wgrad, the expert's 2,048 rows would stay shortest.
+    ParallelPlan long_tiles = p;
+    long_tiles.gmm_row_tiles.up[0] = long_tiles.gmm_row_tiles.up[1] = long_tiles.gmm_row_tiles.up[2] = 4096;
+    c.plan = &long_tiles;
+    const LayerOps Long = layer_ops(r.model, long_tiles, true);
+    CHECK(shape_ratio(find(Long.forward, "moe.experts.up")) == approx(saturation(2048) / saturation(4096)));
+    CHECK(shape_ratio(find(Long.backward, "moe.experts.up.dgrad")) == approx(saturation(2048) / saturation(4096)));
+    CHECK(shape_ratio(find(Long.backward, "moe.experts.up.wgrad")) == approx(saturation(2048) / saturation(4096)));
+    c.plan = &p;
+
     // A GPU runs XLA's ragged_dot: each expert is its own GEMM of its own rows.
     ChipSpec gpu = *test::catalog().find_chip("h100-sxm");
     c.chip = &gpu;
