@@ -53,6 +53,24 @@ StepCosts priced(const ParallelPlan& p) {
     return price_step(uniform_model(), four_nodes(), p, timer);
 }
 
+// The op of that name in a pass (a copy: the layer's op lists are temporaries in these tests).
+Op find(const std::vector<Op>& ops, const std::string& name) {
+    for (const Op& o : ops)
+        if (o.name == name) return o;
+    FAIL("no " << name);
+    return Op{};
+}
+
+// A grouped GEMM's time over the same GEMM priced dense (no groups: no shared tiles, the op's own dimensions).
+double over_dense(const Op& o, const ChipSpec& chip, const ParallelPlan& p) {
+    CostContext c;
+    c.chip = &chip;
+    c.plan = &p;
+    Op dense = o;
+    dense.groups = 0;
+    return op_time_s(o, c) / op_time_s(dense, c);
+}
+
 }  // namespace
 
 TEST_CASE("pipeline p2p: scattered over TP on a side stream, or whole and blocking the passes (DeepSpeed)") {
@@ -257,20 +275,8 @@ TEST_CASE("a grouped matmul over shared M-tiles (MaxText's megablox) computes a 
     ParallelPlan p = stated.plan;
     p.gmm_row_tiles.up[0] = 512, p.gmm_row_tiles.up[1] = 256, p.gmm_row_tiles.up[2] = 1024;
     const LayerOps L = layer_ops(stated.model, p, true);
-    auto find = [](const std::vector<Op>& ops, const std::string& name) {
-        for (const Op& o : ops)
-            if (o.name == name) return o;
-        FAIL("no " << name);
-        return Op{};
-    };
-    CostContext c;
-    c.chip = &chip;
-    c.plan = &p;
-    auto factor = [&](const Op& o) {
-        Op alone = o;
-        alone.groups = 0;
-        return op_time_s(o, c) / op_time_s(alone, c);
-    };
+    const ChipSpec* on = &chip;
+    auto factor = [&](const Op& o) { return over_dense(o, *on, p); };
     const Op up = find(L.forward, "moe.experts.up");
     CHECK(up.groups == 256);
     CHECK(up.group_rows == approx(524288));
@@ -281,10 +287,10 @@ TEST_CASE("a grouped matmul over shared M-tiles (MaxText's megablox) computes a 
     CHECK(factor(find(L.forward, "moe.shared.up")) == 1);  // the shared expert is a dense GEMM
     ChipSpec one_device = chip;
     one_device.devices_per_chip = 1;  // a megacore chip runs one kernel on all 524,288 rows
-    c.chip = &one_device;
+    on = &one_device;
     CHECK(factor(up) == approx(1 + 256.0 * 511 / 524288));
     ChipSpec gpu = *test::catalog().find_chip("h100-sxm");  // Pallas TPU kernels: a GPU runs XLA's ragged_dot
-    c.chip = &gpu;
+    on = &gpu;
     CHECK(factor(up) == 1);
 
     // The priced step: one pricer keeps tiled and untiled layers apart (its cache key), each as a fresh one prices it.
@@ -332,23 +338,13 @@ TEST_CASE("a tiled grouped matmul loads each weight block for one row tile: the 
     ParallelPlan p = r.plan;
     p.gmm_row_tiles.up[0] = 512, p.gmm_row_tiles.up[1] = 128, p.gmm_row_tiles.up[2] = 256;
     const LayerOps L = layer_ops(r.model, p, true);
-    auto find = [](const std::vector<Op>& ops, const std::string& name) {
-        for (const Op& o : ops)
-            if (o.name == name) return o;
-        FAIL("no " << name);
-        return Op{};
-    };
-    CostContext c;
-    c.chip = &chip;
-    c.plan = &p;
-    // The time against the same GEMM priced dense (no groups: XLA's own tiles, the op's own dimensions), over the
-    // extra rows of work the shared tiles add (the other test case): what is left is the shape term's ratio.
+    const ParallelPlan* plan = &p;
+    // The time against the same GEMM priced dense (XLA's own tiles, the op's own dimensions), over the extra rows of
+    // work the shared tiles add (the other test case): what is left is the shape term's ratio.
     auto shape_ratio = [&](const Op& o) {
-        Op dense = o;
-        dense.groups = 0;
         const double rows = o.group_rows / chip.devices_per_chip;
         const double work = 1 + o.groups * (o.group_row_tiles[static_cast<int>(o.pass)] - 1) / rows;
-        return op_time_s(o, c) / op_time_s(dense, c) / work;
+        return over_dense(o, chip, *plan) / work;
     };
     auto saturation = [](double d) { return d / (d + 128); };
     // Each expert's forward GEMM has 524,288 / 256 = 2,048 rows per chip, 4,096 columns (both gated halves) and a
@@ -369,17 +365,12 @@ TEST_CASE("a tiled grouped matmul loads each weight block for one row tile: the 
     // the tile replaced the columns of the forward or the M of the wgrad, the expert's 2,048 rows would stay shortest.
     ParallelPlan long_tiles = p;
     long_tiles.gmm_row_tiles.up[0] = long_tiles.gmm_row_tiles.up[1] = long_tiles.gmm_row_tiles.up[2] = 4096;
-    c.plan = &long_tiles;
+    plan = &long_tiles;
     const LayerOps Long = layer_ops(r.model, long_tiles, true);
     CHECK(shape_ratio(find(Long.forward, "moe.experts.up")) == approx(saturation(2048) / saturation(4096)));
     CHECK(shape_ratio(find(Long.backward, "moe.experts.up.dgrad")) == approx(saturation(2048) / saturation(4096)));
     CHECK(shape_ratio(find(Long.backward, "moe.experts.up.wgrad")) == approx(saturation(2048) / saturation(4096)));
-    c.plan = &p;
 
     // A GPU runs XLA's ragged_dot: each expert is its own GEMM of its own rows.
-    ChipSpec gpu = *test::catalog().find_chip("h100-sxm");
-    c.chip = &gpu;
-    Op dense = up;
-    dense.groups = 0;
-    CHECK(op_time_s(up, c) == approx(op_time_s(dense, c)));
+    CHECK(over_dense(up, *test::catalog().find_chip("h100-sxm"), p) == approx(1));
 }
