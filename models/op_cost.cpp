@@ -97,8 +97,7 @@ double dedup_a2a_s(const Op& o, const GroupNetwork& net) {
 
 }  // namespace
 
-std::optional<double> profiled_time_s(const Op& o, const calib::KernelProfile& k, double grouped_factor,
-                                      std::optional<double> gemm_min_dim) {
+std::optional<double> profiled_time_s(const Op& o, const calib::KernelProfile& k, const ChipSpec& chip) {
     if (o.kind == OpKind::collective) return std::nullopt;
     // Profiles key a measured kernel by the op's name and its pass (`podsim calibrate` writes the layer's GEMMs and
     // elementwise ops so; a trace-derived profile every op the trace named, the attention core's parts included).
@@ -110,17 +109,17 @@ std::optional<double> profiled_time_s(const Op& o, const calib::KernelProfile& k
         if (auto t = k.time_s("attention", "forward", o.flops, 0)) return t;
         return k.fitted_time_s("attention", o.flops, 0, 0);
     }
-    // A grouped GEMM's shared tiles are work the fitted dense-GEMM model does not see (grouped_tile_factor).
+    // A GEMM as the MXU sees it: a grouped GEMM's shared tiles are work the fitted dense-GEMM model does not see
+    // (grouped_tile_factor), and its rows dimension is its row tile (mxu_dims).
     if (o.kind == OpKind::matmul)
-        return k.fitted_time_s("matmul", o.flops * grouped_factor, o.bytes, gemm_min_dim.value_or(std::min({o.m, o.n, o.k})));
+        return k.fitted_time_s("matmul", o.flops * grouped_tile_factor(o, chip), o.bytes, min_dim(mxu_dims(o, chip)));
     return k.fitted_time_s("elementwise", o.flops, o.bytes, std::min({o.m, o.n, o.k}));
 }
 
 namespace {
 double op_time_at_mean_rank_s(const Op& o, const CostContext& c) {
     if (c.kernels)
-        if (auto t = profiled_time_s(o, *c.kernels, grouped_tile_factor(o, *c.chip), min_dim(mxu_dims(o, *c.chip))))
-            return *t;
+        if (auto t = profiled_time_s(o, *c.kernels, *c.chip)) return *t;
     const ChipSpec& chip = *c.chip;
     const auto& e = chip.eff;
     const double mem_s = o.bytes / (chip.hbm_bytes_per_s * e.memory_bw_fraction);

@@ -30,11 +30,8 @@ struct PassCost {
 double op_time_s(const Op& o, const CostContext& c);
 // An op's time from a kernel profile: the measured kernel of the same op, scaled to its size; else the profile's
 // fitted model for its kind; nullopt when the profile cannot say (then the roofline applies).
-// `grouped_factor`: a grouped GEMM's extra tile work (op_cost.cpp's grouped_tile_factor), applied where the
-// profile's fitted GEMM model times it (a kernel measured by name is the kernel as it ran); `gemm_min_dim`: the
-// shortest GEMM dimension as the MXU sees it (a tiled grouped GEMM's rows are its row tile), else the op's own.
-std::optional<double> profiled_time_s(const Op& o, const calib::KernelProfile& k, double grouped_factor = 1,
-                                      std::optional<double> gemm_min_dim = std::nullopt);
+// A GEMM is timed as `chip`'s MXU / tensor cores see it (op_cost.cpp: a grouped GEMM's shared-tile work and row tile).
+std::optional<double> profiled_time_s(const Op& o, const calib::KernelProfile& k, const ChipSpec& chip);
 // `background_comm_s`: per-pass collectives on a side stream (FSDP gathers) that overlap the whole pass.
 PassCost pass_cost(const std::vector<Op>& ops, const CostContext& c, double background_comm_s = 0);
 
