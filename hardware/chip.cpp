@@ -102,7 +102,8 @@ ChipSpec chip_from_json(const JsonObject& o) {
 
     auto e = o.object("efficiency");
     e.only_keys({"matmul_peak_fraction", "matmul_half_dim", "fp8_matmul_peak_fraction", "attention_peak_fraction",
-                 "flash2_attention_peak_fraction", "attention_backward_rate", "memory_bw_fraction", "kernel_overhead_s", "collective_bw_fraction", "comm_interference_fraction"});
+                 "flash2_attention_peak_fraction", "attention_backward_rate", "memory_bw_fraction", "kernel_overhead_s", "collective_bw_fraction", "comm_interference_fraction",
+                 "gemm_epilogue"});
     auto fraction = [&](const char* k) {
         double v = e.positive(k);
         if (v > 1) e.fail(k, "expected a fraction in (0, 1]");
@@ -121,6 +122,7 @@ ChipSpec chip_from_json(const JsonObject& o) {
     c.eff.collective_bw_fraction = fraction("collective_bw_fraction");
     c.eff.comm_interference_fraction = e.non_negative("comm_interference_fraction");
     if (c.eff.comm_interference_fraction > 1) e.fail("comm_interference_fraction", "expected a fraction in [0, 1]");
+    c.eff.gemm_epilogue_serial = e.one_of("gemm_epilogue", {"serial", "overlapped"}) == "serial";
 
     if (c.kind == ChipKind::tpu) {
         auto t = o.object("tpu_slices");

@@ -24,6 +24,9 @@ GemmRate gemm_rate(const ChipSpec& chip, NumFormat f) {
     return {chip.peak_bf16_flops_per_s, e.matmul_peak_fraction};
 }
 
+// A GEMM's output elements leave the kernel as 16-bit activations or gradients (bf16 / fp16).
+constexpr double kGemmOutputBytes = 2;
+
 // Achieved fraction of peak for an M x N x K GEMM: the chip's large-GEMM efficiency times a saturation term for
 // a short dimension (a 64-wide operand fills half of a 128-wide MMA tile). Wave quantization was tried and made
 // the published-run errors worse (cuBLAS picks tiles and split-K to avoid it), so it is not modelled.
@@ -128,8 +131,13 @@ double op_time_at_mean_rank_s(const Op& o, const CostContext& c) {
         case OpKind::matmul: {
             const GemmRate r = gemm_rate(chip, o.format);
             const GemmDims d = mxu_dims(o, chip);
-            const double compute_s = o.flops / (r.peak_flops_per_s * matmul_efficiency(e, r.fraction, d.m, d.n, d.k)) *
-                                     grouped_tile_factor(o, chip);
+            double compute_s = o.flops / (r.peak_flops_per_s * matmul_efficiency(e, r.fraction, d.m, d.n, d.k)) *
+                               grouped_tile_factor(o, chip);
+            // A serial epilogue: each output tile is written after its K loop while the SM's tensor cores wait, so
+            // the GEMM pays its output's write (16-bit elements) on top of its math. This is what makes a short
+            // contraction (the attention projection's K = hidden / tp) cost more than its FLOPs say.
+            if (e.gemm_epilogue_serial)
+                compute_s += o.flops / (2 * d.k) * kGemmOutputBytes / (chip.hbm_bytes_per_s * e.memory_bw_fraction);
             return std::max(compute_s, mem_s) + launch_s;
         }
         case OpKind::attention: {
