@@ -1,6 +1,8 @@
 // Precision per GEMM and pass (issue 12): int8 (AQT), fp4 (NVFP4) and the fp8 scaling recipes. Which GEMM runs at
 // which rate, the quantize ops each recipe adds and their bytes, chips that cannot run a precision, and the
 // engine and the closed form still agreeing on such plans.
+// Last, a GEMM's epilogue: on a chip whose GEMM kernels write each output tile after its K loop (Ampere) the output's
+// write adds to the math; on chips whose kernels overlap it with the next tile (Hopper on, TPUs) it does not.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -343,4 +345,35 @@ TEST_CASE("reports say MFU is measured against the dense bf16 peak whatever the 
     const Json j = Json::parse(run.out);
     CHECK(j.at("mfu_convention").get<std::string>().find("whatever precision") != std::string::npos);
     CHECK(j.at("peak").at("name").get<std::string>().find("dense bf16 peak") != std::string::npos);
+}
+
+TEST_CASE("the catalog says which chips write GEMM outputs after the K loop: Ampere does, Hopper, Blackwell, TPUs don't") {
+    for (const char* id : {"a100-sxm-80gb", "a100-sxm-40gb"})
+        CHECK_MESSAGE(test::catalog().find_chip(id)->eff.gemm_epilogue_serial, id);
+    for (const char* id : {"h100-sxm", "h200-sxm", "b200", "gb200", "tpu-v4", "tpu-v5p", "tpu7x", "host-cpu"})
+        CHECK_MESSAGE(!test::catalog().find_chip(id)->eff.gemm_epilogue_serial, id);
+}
+
+TEST_CASE("a serial epilogue adds M x N x 2 bytes at the streaming bandwidth to a GEMM; an overlapped one adds none") {
+    const ChipSpec& a100 = *test::catalog().find_chip("a100-sxm-80gb");
+    REQUIRE(a100.eff.gemm_epilogue_serial);
+    ChipSpec overlapped = a100;
+    overlapped.eff.gemm_epilogue_serial = false;
+    ParallelPlan p;
+    p.micro_batch = 1, p.global_batch = 1;
+    const LayerOps L = layer_ops(dense_model(), p);
+    const double bw = a100.hbm_bytes_per_s * a100.eff.memory_bw_fraction;
+    const Op& up = find_op(L.forward, "mlp.up");
+    const Op& down = find_op(L.forward, "mlp.down");
+    REQUIRE(up.flops == approx(down.flops));
+    // mlp.up writes 2048 x 16384 bf16 elements (64 MiB): 39 us at 85% of 2,039 GB/s, 3% of its 1.2 ms of math.
+    CHECK(op_s(up, a100, p) - op_s(up, overlapped, p) == approx(2048.0 * 16384 * 2 / bw));
+    // mlp.down writes a quarter of that: the short-output GEMM pays a quarter of the epilogue.
+    CHECK(op_s(down, a100, p) - op_s(down, overlapped, p) == approx(2048.0 * 4096 * 2 / bw));
+    // Both passes of the backward pay theirs too: the input gradient of mlp.up is 2048 x 4096, its weight gradient
+    // 4096 x 16384.
+    const Op& dgrad = find_op(L.backward, "mlp.up.dgrad");
+    const Op& wgrad = find_op(L.backward, "mlp.up.wgrad");
+    CHECK(op_s(dgrad, a100, p) - op_s(dgrad, overlapped, p) == approx(2048.0 * 4096 * 2 / bw));
+    CHECK(op_s(wgrad, a100, p) - op_s(wgrad, overlapped, p) == approx(4096.0 * 16384 * 2 / bw));
 }
