@@ -30,7 +30,7 @@ struct ChipEfficiency {
     double collective_bw_fraction = 0;    // achievable collective bus bandwidth / link peak
     double comm_interference_fraction = 0;  // compute slowdown per second of communication overlapped with it
     // A GEMM's output tiles are written after their K loop with the tensor cores idle (true: one tile per thread
-    // block, Ampere's CUTLASS 2 / cuBLAS kernels), or under the next tile's K loop (false: persistent kernels,
+    // block, Ampere's CUTLASS 2.x kernels), or under the next tile's K loop (false: persistent kernels,
     // Hopper on; TPUs' pipelined output copies). "gemm_epilogue" in the chip file: "serial" or "overlapped".
     bool gemm_epilogue_serial = false;
 };

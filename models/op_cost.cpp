@@ -125,7 +125,8 @@ double op_time_at_mean_rank_s(const Op& o, const CostContext& c) {
         if (auto t = profiled_time_s(o, *c.kernels, *c.chip)) return *t;
     const ChipSpec& chip = *c.chip;
     const auto& e = chip.eff;
-    const double mem_s = o.bytes / (chip.hbm_bytes_per_s * e.memory_bw_fraction);
+    const double stream_bytes_per_s = chip.hbm_bytes_per_s * e.memory_bw_fraction;
+    const double mem_s = o.bytes / stream_bytes_per_s;
     const double launch_s = o.kernels * o.chunks * e.kernel_overhead_s;
     switch (o.kind) {
         case OpKind::matmul: {
@@ -137,7 +138,7 @@ double op_time_at_mean_rank_s(const Op& o, const CostContext& c) {
             // the GEMM pays its output's write (16-bit elements) on top of its math. This is what makes a short
             // contraction (the attention projection's K = hidden / tp) cost more than its FLOPs say.
             if (e.gemm_epilogue_serial)
-                compute_s += o.flops / (2 * d.k) * kGemmOutputBytes / (chip.hbm_bytes_per_s * e.memory_bw_fraction);
+                compute_s += o.flops / (2 * d.k) * kGemmOutputBytes / stream_bytes_per_s;
             return std::max(compute_s, mem_s) + launch_s;
         }
         case OpKind::attention: {
