@@ -4,9 +4,12 @@ and rewrites its figures (MAPE, worst error and run, per-chip MAPE and worst), k
 tests/test_validation_accuracy_file.cpp checks the same figures against a fresh validate (README, Accuracy).
 It also rewrites README's per-run tables (the rows under a `| run | system | published s | ...` header whose first
 row names a run of the set), so that the README shows what validate prints today; a set without such a table is
-named on stderr. Both files are written only after every set was measured.
+named on stderr. For the visible set it also rewrites the Accuracy section's headline (`**MAPE x%, worst y%** (id)`)
+and its per-source table (SOURCES below: each row's runs by id prefix; a row it does not know is named on stderr).
+Both files are written only after every set was measured.
 Usage: scripts/update_accuracy.py [PODSIM_BINARY]   (default build/podsim; run from the repository root)"""
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -36,6 +39,19 @@ if version:
     acc["measured_with"] = version
 
 HEADER = "| run | system | published s | predicted s | error % | completed |"
+SOURCE_HEADER = "| source | runs | MAPE | worst |"
+# The visible set's per-source rows (README, Accuracy): the id prefixes of each source's runs.
+SOURCES = {
+    "Megatron-LM SC21 (Narayanan et al. 2021)": ("narayanan21-",),
+    "Korthikanti et al. 2022": ("korthikanti22-",),
+    "PaLM 540B (T5X + Pathways)": ("palm-",),
+    "MaxText v5p": ("maxtext-v5p-",),
+    "MaxText v5e, 1-32 slices": ("maxtext-v5e-",),
+    "MaxText v4": ("maxtext-v4-",),
+    "NeMo 24.07 H100": ("nemo2407-",),
+    "MT-NLG 530B / BLOOM 176B (Megatron-DeepSpeed)": ("mtnlg-", "bloom-"),
+    "MLPerf v3.0/v3.1 GPT-3 H100": ("mlperf-",),
+}
 
 
 def table_rows(v):
@@ -64,6 +80,32 @@ for s in acc["sets"]:
         found = True
     if not found:
         print(f'{s["id"]}: no per-run table in README.md (header "{HEADER}")', file=sys.stderr)
+
+def rewrite_visible_summary(lines, v):
+    """The headline and per-source table of README's Accuracy section, from the visible set's validate."""
+    start = lines.index("## Accuracy")
+    for i in range(start, len(lines)):
+        new = re.sub(r"\*\*MAPE [0-9.]+%, worst [0-9.]+%\*\* \([^)]*\)",
+                     f'**MAPE {v["mape_pct"]:.2f}%, worst {v["max_error_pct"]:.2f}%** ({v["worst_id"]})', lines[i], 1)
+        if new != lines[i] or "**MAPE" in lines[i]:
+            lines[i] = new
+            break
+    else:
+        print("visible: no headline '**MAPE x%, worst y%** (id)' under '## Accuracy' in README.md", file=sys.stderr)
+    errors = [(r["id"], abs(r["error_pct"])) for r in v["runs"] if r.get("error_pct") is not None]
+    i = lines.index(SOURCE_HEADER, start)
+    for j in range(i + 2, len(lines)):
+        if not lines[j].startswith("| "):
+            break
+        label = lines[j].split(" | ")[0][2:]
+        e = [x for rid, x in errors if rid.startswith(SOURCES.get(label, ("\0",)))]
+        if not e:
+            print(f"visible: README source row '{label}' matches no run (SOURCES)", file=sys.stderr)
+            continue
+        lines[j] = f"| {label} | {len(e)} | {sum(e) / len(e):.2f}% | {max(e):.2f}% |"
+
+
+rewrite_visible_summary(lines, measured["visible"])
 path.write_text(json.dumps(acc, indent=1, ensure_ascii=False) + "\n")
 readme.write_text("\n".join(lines))
 for s in acc["sets"]:
