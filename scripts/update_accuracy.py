@@ -81,24 +81,28 @@ for s in acc["sets"]:
     if not found:
         print(f'{s["id"]}: no per-run table in README.md (header "{HEADER}")', file=sys.stderr)
 
+
 def rewrite_visible_summary(lines, v):
     """The headline and per-source table of README's Accuracy section, from the visible set's validate."""
     start = lines.index("## Accuracy")
-    for i in range(start, len(lines)):
-        new = re.sub(r"\*\*MAPE [0-9.]+%, worst [0-9.]+%\*\* \([^)]*\)",
-                     f'**MAPE {v["mape_pct"]:.2f}%, worst {v["max_error_pct"]:.2f}%** ({v["worst_id"]})', lines[i], 1)
-        if new != lines[i] or "**MAPE" in lines[i]:
-            lines[i] = new
-            break
-    else:
+    headline = re.compile(r"\*\*MAPE [0-9.]+%, worst [0-9.]+%\*\* \([^)]*\)")
+    at = next((i for i in range(start, len(lines)) if headline.search(lines[i])), None)
+    if at is None:
         print("visible: no headline '**MAPE x%, worst y%** (id)' under '## Accuracy' in README.md", file=sys.stderr)
+    else:
+        lines[at] = headline.sub(f'**MAPE {v["mape_pct"]:.2f}%, worst {v["max_error_pct"]:.2f}%** ({v["worst_id"]})',
+                                 lines[at], 1)
+    if SOURCE_HEADER not in lines[start:]:
+        print(f"visible: no per-source table under '## Accuracy' in README.md (header \"{SOURCE_HEADER}\")",
+              file=sys.stderr)
+        return
     errors = [(r["id"], abs(r["error_pct"])) for r in v["runs"] if r.get("error_pct") is not None]
-    i = lines.index(SOURCE_HEADER, start)
-    for j in range(i + 2, len(lines)):
+    for j in range(lines.index(SOURCE_HEADER, start) + 2, len(lines)):
         if not lines[j].startswith("| "):
             break
         label = lines[j].split(" | ")[0][2:]
-        e = [x for rid, x in errors if rid.startswith(SOURCES.get(label, ("\0",)))]
+        prefixes = SOURCES.get(label)
+        e = [x for rid, x in errors if prefixes and rid.startswith(prefixes)]
         if not e:
             print(f"visible: README source row '{label}' matches no run (SOURCES)", file=sys.stderr)
             continue
